@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { hostPort, logLevel, optionalString, port, positiveInt, url } from "./fields.ts";
+import { plansFromEnv } from "./plans.ts";
+
+// Every variable any terse service reads, in one place (.env.example documents them).
+// Nothing outside this package reads process.env.
+
+const common = {
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  LOG_LEVEL: logLevel,
+  REDIS_URL: url("redis://127.0.0.1:6379"),
+  TERSE_PLANS: plansFromEnv,
+};
+
+const grpcTls = {
+  /** PEM paths. With all set, the gRPC channel is TLS; without, plaintext on a private network. */
+  GRPC_TLS_CERT: optionalString(),
+  GRPC_TLS_KEY: optionalString(),
+  GRPC_TLS_CA: optionalString(),
+};
+
+export const controlPlaneEnv = z.object({
+  ...common,
+  ...grpcTls,
+  DATABASE_URL: url("postgresql://postgres@127.0.0.1:5432/terse"),
+  CONTROL_PLANE_PORT: port(8080),
+  GRPC_PORT: port(50051),
+  JWT_SECRET: z.string().min(32, "must be at least 32 characters"),
+  JWT_ISSUER: z.string().min(1).default("terse"),
+  JWT_AUDIENCE: z.string().min(1).default("terse-api"),
+  JWT_TTL_SECONDS: positiveInt(3600),
+  /** When set, RS256 access tokens of this identity provider are accepted too. */
+  JWT_JWKS_URL: url().optional(),
+  /** Issuer required of external tokens (their `iss`); any issuer when unset. */
+  JWT_JWKS_ISSUER: optionalString(),
+  JWT_JWKS_AUDIENCE: optionalString(),
+  INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
+  SHUTDOWN_GRACE_MS: positiveInt(25_000),
+});
+export type ControlPlaneConfig = z.infer<typeof controlPlaneEnv>;
+
+export const dataPlaneEnv = z.object({
+  ...common,
+  DATA_PLANE_PORT: port(8081),
+  /** Processes serving the port (node:cluster); 0 = one per core. */
+  DATA_PLANE_WORKERS: z.string().regex(/^\d+$/, "expected a whole number").transform(Number).prefault("1"),
+  OPENAI_BASE_URL: url("https://api.openai.com"),
+  ANTHROPIC_BASE_URL: url("https://api.anthropic.com"),
+  GEMINI_BASE_URL: url("https://generativelanguage.googleapis.com"),
+  UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(10_000),
+  /** Models can think for minutes before the first byte. */
+  UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(300_000),
+  MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
+  /** Usage events held in memory while Redis is unreachable; beyond it the oldest are dropped and counted. */
+  USAGE_BUFFER_MAX_EVENTS: positiveInt(100_000),
+  SHUTDOWN_GRACE_MS: positiveInt(25_000),
+});
+export type DataPlaneConfig = z.infer<typeof dataPlaneEnv>;
+
+export const meteringWorkerEnv = z.object({
+  ...common,
+  ...grpcTls,
+  CONTROL_PLANE_GRPC_URL: hostPort("127.0.0.1:50051"),
+  INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
+  WORKER_BATCH_SIZE: positiveInt(500),
+  WORKER_CONCURRENCY: positiveInt(4),
+  METRICS_PORT: port(9464),
+  SHUTDOWN_GRACE_MS: positiveInt(25_000),
+});
+export type MeteringWorkerConfig = z.infer<typeof meteringWorkerEnv>;
+

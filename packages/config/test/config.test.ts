@@ -1,0 +1,61 @@
+import { expect } from "chai";
+import { ConfigError, controlPlaneEnv, DEFAULT_PLANS, dataPlaneEnv, loadConfig } from "../src/index.ts";
+
+const minimalControlPlane = { JWT_SECRET: "x".repeat(32), INTERNAL_GRPC_TOKEN: "t".repeat(16) };
+
+describe("config", () => {
+  it("fills the defaults of DESIGN.md section 6", () => {
+    const c = loadConfig(controlPlaneEnv, minimalControlPlane);
+    expect(c.CONTROL_PLANE_PORT).to.equal(8080);
+    expect(c.GRPC_PORT).to.equal(50051);
+    expect(c.DATABASE_URL).to.equal("postgresql://postgres@127.0.0.1:5432/terse");
+    expect(c.JWT_ISSUER).to.equal("terse");
+    expect(c.JWT_AUDIENCE).to.equal("terse-api");
+    expect(c.TERSE_PLANS).to.deep.equal(DEFAULT_PLANS);
+    const d = loadConfig(dataPlaneEnv, {});
+    expect(d.DATA_PLANE_PORT).to.equal(8081);
+    expect(d.UPSTREAM_CONNECT_TIMEOUT_MS).to.equal(10_000);
+    expect(d.UPSTREAM_IDLE_TIMEOUT_MS).to.equal(300_000);
+    expect(d.OPENAI_BASE_URL).to.equal("https://api.openai.com");
+  });
+
+  it("names the variable in one line for a bad value", () => {
+    expect(() => loadConfig(dataPlaneEnv, { DATA_PLANE_PORT: "80a" })).to.throw(
+      ConfigError,
+      /^invalid config: DATA_PLANE_PORT: expected a port \(0-65535\) \(got "80a"\)$/,
+    );
+    expect(() => loadConfig(dataPlaneEnv, { OPENAI_BASE_URL: "not a url" })).to.throw(ConfigError, /OPENAI_BASE_URL/);
+  });
+
+  it("names a missing required variable and never echoes a secret", () => {
+    expect(() => loadConfig(controlPlaneEnv, { INTERNAL_GRPC_TOKEN: "t".repeat(16) })).to.throw(
+      /JWT_SECRET: .*it is not set/,
+    );
+    const err = (() => {
+      try {
+        loadConfig(controlPlaneEnv, { ...minimalControlPlane, JWT_SECRET: "short-secret-value" });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err?.message).to.match(/JWT_SECRET/).and.not.match(/short-secret-value/);
+  });
+
+  it("merges TERSE_PLANS field by field over the defaults", () => {
+    const c = loadConfig(controlPlaneEnv, {
+      ...minimalControlPlane,
+      TERSE_PLANS: '{"enterprise": {"rate_limit_rpm": 1000000, "monthly_tokens": 5000000000}}',
+    });
+    expect(c.TERSE_PLANS.enterprise).to.deep.equal({
+      max_active_keys: 200,
+      rate_limit_rpm: 1_000_000,
+      monthly_tokens: 5_000_000_000,
+    });
+    expect(c.TERSE_PLANS.free).to.deep.equal(DEFAULT_PLANS.free);
+    expect(() => loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: "{" })).to.throw(/TERSE_PLANS: expected JSON/);
+    expect(() => loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: '{"gold": {}}' })).to.throw(/TERSE_PLANS/);
+    expect(() =>
+      loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: '{"free": {"rate_limit_rpm": -1}}' }),
+    ).to.throw(/TERSE_PLANS: free.rate_limit_rpm/);
+  });
+});

@@ -1,0 +1,1 @@
+export { ApiError, envelopeFor, ERROR_CATALOGUE, type ErrorCode, type ErrorEnvelope, type ErrorType } from "./catalogue.ts";

@@ -1,0 +1,81 @@
+// The Redis layout shared by the control plane (the only writer of key records) and the
+// data plane (a reader). DESIGN.md section 2.
+//
+// Curly braces are Redis Cluster hash tags: a key record and its rate-limit window carry
+// the same tag, so the data plane's one Lua script per request touches a single slot.
+
+export const cacheKeyFor = (keyHash: string) => `svc:key:{${keyHash}}`;
+export const rateLimitKeyFor = (keyHash: string) => `svc:rl:{${keyHash}}`;
+/** Written by every full resync; its absence means Redis lost the cache (flush, failover). */
+export const CACHE_GENERATION_KEY = "svc:cache:generation";
+/** Accounts over their monthly token limit, one set per calendar month (UTC). */
+export const quotaExceededKeyFor = (yyyymm: string) => `svc:quota:exceeded:${yyyymm}`;
+/** Pub/sub channel announcing a change to any month's quota set. */
+export const QUOTA_CHANNEL = "svc:quota:changed";
+
+export const INTENSITIES = ["lite", "full", "ultra"] as const;
+export type Intensity = (typeof INTENSITIES)[number];
+export const CONTEXT_LEVELS = ["conservative", "standard", "aggressive"] as const;
+export type ContextCompressLevel = (typeof CONTEXT_LEVELS)[number];
+
+/** What the data plane needs to serve a request for one key. */
+export interface CachedKey {
+  key_id: string;
+  account_id: string;
+  plan: string;
+  rate_limit_rpm: number;
+  intensity: Intensity;
+  auto_compress_input: boolean;
+  smart_detect_enabled: boolean;
+  context_compress: boolean;
+  context_compress_level: ContextCompressLevel;
+}
+
+/** Field order of the hash; the data plane's Lua script reads them with HMGET in this order. */
+export const CACHED_KEY_FIELDS = [
+  "key_id",
+  "account_id",
+  "plan",
+  "rate_limit_rpm",
+  "intensity",
+  "auto_compress_input",
+  "smart_detect_enabled",
+  "context_compress",
+  "context_compress_level",
+] as const;
+
+export function encodeCachedKey(k: CachedKey): Record<string, string> {
+  return {
+    key_id: k.key_id,
+    account_id: k.account_id,
+    plan: k.plan,
+    rate_limit_rpm: String(k.rate_limit_rpm),
+    intensity: k.intensity,
+    auto_compress_input: k.auto_compress_input ? "1" : "0",
+    smart_detect_enabled: k.smart_detect_enabled ? "1" : "0",
+    context_compress: k.context_compress ? "1" : "0",
+    context_compress_level: k.context_compress_level,
+  };
+}
+
+/** Values in CACHED_KEY_FIELDS order (as HMGET returns them); null when the record is absent or torn. */
+export function decodeCachedKey(values: readonly (string | null)[]): CachedKey | null {
+  const [key_id, account_id, plan, rpm, intensity, aci, sde, cc, ccl] = values;
+  if (!key_id || !account_id || !plan || !rpm || !intensity || !ccl) return null;
+  return {
+    key_id,
+    account_id,
+    plan,
+    rate_limit_rpm: Number(rpm),
+    intensity: intensity as Intensity,
+    auto_compress_input: aci === "1",
+    smart_detect_enabled: sde === "1",
+    context_compress: cc === "1",
+    context_compress_level: ccl as ContextCompressLevel,
+  };
+}
+
+/** `yyyymm` of a date in UTC: the quota month. */
+export function quotaMonth(at: Date = new Date()): string {
+  return `${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, "0")}`;
+}

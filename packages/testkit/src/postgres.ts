@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+import { migrate } from "@terse/db";
+import pg from "pg";
+
+/** Server to create scratch databases on; tests never touch the development database. */
+const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  /** Runs SQL against the scratch database. */
+  query<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<T>>;
+  drop(): Promise<void>;
+}
+
+/** A new, migrated database of its own for one test suite; `drop()` removes it. */
+export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
+  const name = `terse_test_${label.replace(/[^a-z0-9_]/gi, "_").toLowerCase()}_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDatabase(ADMIN_URL, name);
+  await migrate(url);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  return {
+    url,
+    name,
+    query: (sql, params) => pool.query(sql, params),
+    async drop() {
+      await pool.end();
+      const client = new pg.Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}

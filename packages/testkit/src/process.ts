@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const TSX = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves when a line matching `pattern` appears; rejects on exit or timeout. */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Sends a signal and waits for exit; returns the exit code (or signal name). */
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+  exited: Promise<number | string>;
+}
+
+/** Runs a TypeScript entry point of the repo as a real process, as a container would. */
+export function startTs(entry: string, env: Record<string, string>, args: string[] = []): RunningProcess {
+  return startProcess(TSX, [join(REPO_ROOT, entry), ...args], env);
+}
+
+export function startProcess(command: string, args: string[], env: Record<string, string>): RunningProcess {
+  const child = spawn(command, args, {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const l of listeners) l();
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const exited = new Promise<number | string>((resolve) => {
+    child.on("exit", (code, signal) => {
+      resolve(code ?? signal ?? "unknown");
+      for (const l of listeners) l();
+    });
+  });
+  return {
+    child,
+    exited,
+    output: () => out,
+    waitForOutput(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${pattern} in output:\n${out.slice(-2000)}`));
+        }, timeoutMs);
+        const check = () => {
+          const m = out.match(pattern);
+          if (m) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            resolve(m[0]);
+          } else if (child.exitCode !== null || child.signalCode !== null) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            reject(new Error(`process exited before ${pattern}:\n${out.slice(-2000)}`));
+          }
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
