@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+// The contract between the data plane (producer) and the metering worker (consumer):
+// one event per proxied request that passed authentication (DESIGN.md section 4).
+
+/** The BullMQ queue the data plane writes to and the worker consumes. */
+export const USAGE_QUEUE = "usage";
+/** Job name: one job carries a small batch of events (each with its own id). */
+export const USAGE_BATCH_JOB = "usage-batch";
+
+export const PROVIDERS = ["openai", "anthropic", "gemini"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+const tokenCount = z.number().int().nonnegative();
+
+export const usageEventSchema = z
+  .object({
+    /** Unique per request; the control plane's primary key, so a replay counts nothing twice. */
+    event_id: z.string().min(1).max(64),
+    key_id: z.string().min(1),
+    account_id: z.string().min(1),
+    provider: z.enum(PROVIDERS),
+    model: z.string().max(256),
+    /** HTTP status returned to the caller (0 when the client hung up before any status). */
+    status: z.number().int().min(0).max(599),
+    streamed: z.boolean(),
+    input_tokens: tokenCount,
+    output_tokens: tokenCount,
+    input_tokens_before_compression: tokenCount,
+    /** True when the proxy counted tokens itself (no usage from upstream: error, abort). */
+    estimated: z.boolean(),
+    /** Response-compression level applied, null when none (structured output, compression off). */
+    intensity: z.enum(["lite", "full", "ultra"]).nullable(),
+    compression_reason: z.string().max(256).nullable(),
+    latency_ms: z.number().int().nonnegative(),
+    /** ISO 8601. */
+    started_at: z.string().datetime({ offset: true }),
+  })
+  .strict();
+
+export type UsageEvent = z.infer<typeof usageEventSchema>;
+
+/** The payload of one `usage-batch` job. */
+export const usageBatchSchema = z.object({ events: z.array(z.unknown()).min(1) });
+export type UsageBatch = { events: UsageEvent[] };
