@@ -1,0 +1,102 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { DataPlaneConfig } from "@terse/config";
+import { ApiError } from "@terse/errors";
+import type { Logger } from "@terse/logger";
+import { Redis } from "ioredis";
+import { Authenticator } from "./domain/authenticate.ts";
+import { resolveRoute } from "./domain/providers.ts";
+import { QuotaView } from "./domain/quota-view.ts";
+import { createProxyMetrics } from "./http/metrics.ts";
+import { createProxyHandler } from "./http/proxy.ts";
+import { sendError } from "./http/respond.ts";
+import { AuthScript } from "./infra/auth-script.ts";
+import { UsagePublisher } from "./infra/usage-publisher.ts";
+
+export interface DataPlane {
+  server: Server;
+  publisher: UsagePublisher;
+  quota: QuotaView;
+  /** Readiness false, no new connections, in-flight requests finish (bounded), then everything closes. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/** Builds the data plane from config: main.ts and the tests start it the same way. */
+export async function createDataPlane(config: DataPlaneConfig, logger: Logger): Promise<DataPlane> {
+  // Fail fast while Redis is away: auth answers 503 at once instead of queueing requests.
+  const redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+  const subscriber = new Redis(config.REDIS_URL, { lazyConnect: true });
+  const queueConnection = new Redis(config.REDIS_URL, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+  });
+  for (const c of [redis, subscriber, queueConnection]) c.on("error", () => undefined);
+  await Promise.all([redis.connect(), subscriber.connect(), queueConnection.connect()]);
+
+  const metrics = createProxyMetrics({ defaultMetrics: config.NODE_ENV !== "test" });
+  const quota = new QuotaView(redis, subscriber, logger);
+  await quota.start();
+  const publisher = new UsagePublisher(queueConnection, logger, {
+    maxBuffered: config.USAGE_BUFFER_MAX_EVENTS,
+    dropped: metrics.usageDropped,
+  });
+  const authenticator = new Authenticator(redis, new AuthScript(redis), quota);
+  const proxy = createProxyHandler({ config, authenticator, publisher, logger, metrics });
+  const lifecycle = { shuttingDown: false };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    if (lifecycle.shuttingDown) res.setHeader("Connection", "close");
+    const resolved = resolveRoute(path, config);
+    if (resolved) {
+      if (req.method !== "POST") return void fail(res, new ApiError("method_not_allowed"));
+      return void proxy(req, res, resolved);
+    }
+    if (req.method === "GET" && path === "/healthz") return void json(res, 200, { status: "ok" });
+    if (req.method === "GET" && path === "/readyz") return void readiness(res);
+    if (req.method === "GET" && path === "/metrics") return void exposeMetrics(res);
+    fail(res, new ApiError("route_not_found"));
+  });
+
+  function fail(res: ServerResponse, err: ApiError): void {
+    sendError(res, err, `req_${Date.now().toString(36)}`, logger);
+  }
+
+  async function readiness(res: ServerResponse): Promise<void> {
+    if (lifecycle.shuttingDown) return json(res, 503, { status: "shutting down" });
+    try {
+      await redis.ping();
+      json(res, 200, { status: "ready" });
+    } catch {
+      json(res, 503, { status: "redis unreachable" });
+    }
+  }
+
+  async function exposeMetrics(res: ServerResponse): Promise<void> {
+    metrics.usageBuffered.set(publisher.buffered);
+    const body = await metrics.registry.metrics();
+    res.writeHead(200, { "Content-Type": metrics.registry.contentType }).end(body);
+  }
+
+  async function shutdown(graceMs: number): Promise<void> {
+    lifecycle.shuttingDown = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    await closed;
+    clearTimeout(timer);
+    await publisher.drain(Math.max(1_000, graceMs / 5));
+    quota.stop();
+    await publisher.close();
+    for (const c of [redis, subscriber, queueConnection]) c.disconnect();
+  }
+
+  return { server, publisher, quota, shutdown };
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) }).end(text);
+}
+
+export type { IncomingMessage };

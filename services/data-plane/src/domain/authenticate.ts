@@ -1,0 +1,97 @@
+import { ApiError } from "@terse/errors";
+import { CACHE_GENERATION_KEY, type CachedKey, hashKey, isWellFormedKey } from "@terse/keys";
+import type { Redis } from "ioredis";
+import type { AuthScript } from "../infra/auth-script.ts";
+import type { QuotaView } from "./quota-view.ts";
+
+export interface Admitted {
+  key: CachedKey;
+  keyHash: string;
+  rateLimit: { limit: number; remaining: number; resetSeconds: number };
+}
+
+/**
+ * The checks of DESIGN.md section 4, in its order: Authorization missing -> 401; bad
+ * format, unknown or revoked -> 401; X-Provider-Key missing -> 400; rpm -> 429; quota
+ * -> 429. One Redis round trip on the path of a valid key.
+ *
+ * No local positive cache of key records: a revoked key must get 401 on every replica
+ * the moment the control plane's DELETE returns (spec section 3), and a local cache
+ * could only honour that with synchronous invalidation. Redis is the one source.
+ */
+export class Authenticator {
+  constructor(
+    private readonly redis: Redis,
+    private readonly script: AuthScript,
+    private readonly quota: QuotaView,
+  ) {}
+
+  async admit(authorization: string | undefined, providerKey: string | undefined, nowMs: number): Promise<Admitted> {
+    const rawKey = bearerOf(authorization);
+    if (rawKey === undefined) throw new ApiError("missing_api_key");
+    if (!isWellFormedKey(rawKey)) throw new ApiError("invalid_api_key");
+    const keyHash = hashKey(rawKey);
+    const nowSeconds = Math.floor(nowMs / 1000);
+    const hasProviderKey = providerKey !== undefined && providerKey !== "";
+    const lookup = await this.lookup(keyHash, nowSeconds, hasProviderKey);
+    if (lookup.kind === "absent") throw new ApiError("invalid_api_key");
+    if (!hasProviderKey) throw new ApiError("missing_provider_key");
+    const rateLimit = { limit: lookup.limit, remaining: lookup.remaining, resetSeconds: lookup.resetSeconds };
+    if (lookup.kind === "limited") {
+      throw new ApiError("rate_limit_exceeded", {
+        headers: { ...rateLimitHeaders(rateLimit), "Retry-After": String(rateLimit.resetSeconds) },
+      });
+    }
+    if (this.quota.isExceeded(lookup.key.account_id, nowMs)) {
+      void this.script.uncount(keyHash, nowSeconds).catch(() => undefined);
+      throw new ApiError("token_quota_exceeded", { headers: { "Retry-After": String(secondsToNextMonth(nowMs)) } });
+    }
+    return { key: lookup.key, keyHash, rateLimit };
+  }
+
+  private async lookup(keyHash: string, nowSeconds: number, count: boolean) {
+    let lookup: Awaited<ReturnType<AuthScript["run"]>>;
+    try {
+      lookup = await this.script.run(keyHash, nowSeconds, count);
+    } catch {
+      throw new ApiError("auth_cache_unavailable");
+    }
+    // A missing record is a 401 only while the cache is known to be whole: after a flush
+    // or failover (no generation stamp) a valid key may simply not be there yet.
+    if (lookup.kind === "absent" && !(await this.cacheIsWhole())) throw new ApiError("auth_cache_unavailable");
+    return lookup;
+  }
+
+  private async cacheIsWhole(): Promise<boolean> {
+    try {
+      return (await this.redis.exists(CACHE_GENERATION_KEY)) === 1;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function bearerOf(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  // A malformed Authorization header is present but wrong: 401 Invalid API key.
+  return match ? match[1] : "";
+}
+
+export function rateLimitHeaders(r: {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}): Record<string, string> {
+  return {
+    "X-RateLimit-Limit": String(r.limit),
+    "X-RateLimit-Remaining": String(r.remaining),
+    "X-RateLimit-Reset": String(r.resetSeconds),
+  };
+}
+
+export function secondsToNextMonth(nowMs: number): number {
+  const now = new Date(nowMs);
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((next - nowMs) / 1000));
+}

@@ -1,0 +1,54 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export interface ProxyMetrics {
+  registry: Registry;
+  requests: Counter<"provider" | "status">;
+  refusals: Counter<"code">;
+  upstreamTtfb: Histogram<"provider">;
+  clientAborts: Counter;
+  usageDropped: Counter;
+  usageBuffered: Gauge;
+}
+
+/** Prometheus metrics of one data-plane process (each cluster worker serves its own /metrics). */
+export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    requests: new Counter({
+      name: "terse_proxy_requests_total",
+      help: "Proxy requests by provider and the status returned to the caller",
+      labelNames: ["provider", "status"],
+      registers: [registry],
+    }),
+    refusals: new Counter({
+      name: "terse_proxy_refusals_total",
+      help: "Requests answered by the proxy itself, by error code (auth, rate limit, quota, bad input)",
+      labelNames: ["code"],
+      registers: [registry],
+    }),
+    upstreamTtfb: new Histogram({
+      name: "terse_upstream_time_to_first_byte_seconds",
+      help: "Time from sending the request upstream to the response head",
+      labelNames: ["provider"],
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    clientAborts: new Counter({
+      name: "terse_proxy_client_aborts_total",
+      help: "Requests whose caller hung up before the answer ended (upstream aborted)",
+      registers: [registry],
+    }),
+    usageDropped: new Counter({
+      name: "terse_usage_events_dropped_total",
+      help: "Usage events dropped because the buffer was full while Redis was unreachable",
+      registers: [registry],
+    }),
+    usageBuffered: new Gauge({
+      name: "terse_usage_events_buffered",
+      help: "Usage events waiting to be enqueued",
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,370 @@
+import { randomUUID } from "node:crypto";
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
+import { Readable } from "node:stream";
+import { type CompressionResult, compressRequest } from "@terse/compression";
+import type { DataPlaneConfig } from "@terse/config";
+import { ApiError } from "@terse/errors";
+import type { Logger } from "@terse/logger";
+import type { UsageEvent } from "@terse/usage-events";
+import httpProxy from "http-proxy";
+import { type Admitted, type Authenticator, rateLimitHeaders } from "../domain/authenticate.ts";
+import { requireModel, type ResolvedRoute, type UpstreamRequest } from "../domain/providers.ts";
+import { redactProviderKey } from "../domain/redact.ts";
+import { estimateTokens, requestText } from "../domain/token-estimate.ts";
+import { SseSplitter, UsageTap } from "../domain/usage-tap.ts";
+import type { UsagePublisher } from "../infra/usage-publisher.ts";
+import { readJsonObject } from "./body.ts";
+import { requestHeadersToDrop, responseHeaders } from "./headers.ts";
+import type { ProxyMetrics } from "./metrics.ts";
+import { sendError } from "./respond.ts";
+
+export interface ProxyDeps {
+  config: DataPlaneConfig;
+  authenticator: Authenticator;
+  publisher: UsagePublisher;
+  logger: Logger;
+  metrics: ProxyMetrics;
+}
+
+/** One proxied request from admission to its usage event. */
+interface Exchange {
+  id: string;
+  startedAt: number;
+  start: bigint;
+  admitted: Admitted;
+  resolved: ResolvedRoute;
+  model: string;
+  providerKey: string;
+  upstream: UpstreamRequest;
+  payload: Buffer;
+  compression: CompressionResult;
+  timing: { auth: number; compress: number; ttfb?: number };
+  tap: UsageTap;
+  proxyReq?: ClientRequest;
+  proxyRes?: IncomingMessage;
+  timedOut: boolean;
+  finished: boolean;
+}
+
+/** Error bodies are small; past this an upstream error body is cut before redaction. */
+const MAX_ERROR_BODY = 1024 * 1024;
+/** Non-streamed bodies are relayed as they come; this much is kept on the side to read usage. */
+const MAX_TAPPED_BODY = 32 * 1024 * 1024;
+
+const msSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+
+/**
+ * The hot path, top to bottom: authenticate, limit, compress, forward, meter.
+ * http-proxy with keep-alive agents does the forwarding; the response is handled here
+ * (selfHandleResponse) so it can be relayed chunk by chunk while usage is read on the side.
+ */
+export function createProxyHandler(deps: ProxyDeps) {
+  const { config, logger, metrics } = deps;
+  const agents = {
+    "http:": new HttpAgent({ keepAlive: true, maxFreeSockets: 256, scheduling: "lifo" }),
+    "https:": new HttpsAgent({ keepAlive: true, maxFreeSockets: 256, scheduling: "lifo" }),
+  };
+  const proxy = httpProxy.createProxyServer({});
+  const exchanges = new WeakMap<IncomingMessage, Exchange>();
+
+  proxy.on("proxyReq", (proxyReq, req) => {
+    const ex = exchanges.get(req);
+    if (!ex) return;
+    ex.proxyReq = proxyReq;
+    for (const name of requestHeadersToDrop(req.headers)) proxyReq.removeHeader(name);
+    for (const [name, value] of Object.entries(ex.upstream.headers)) proxyReq.setHeader(name, value);
+    proxyReq.setHeader("content-length", ex.payload.length);
+    // The usage tap reads the body: ask for it uncompressed.
+    proxyReq.setHeader("accept-encoding", "identity");
+    if (ex.resolved.route.provider === "anthropic" && !req.headers["anthropic-version"]) {
+      proxyReq.setHeader("anthropic-version", "2023-06-01");
+    }
+    armTimeouts(ex, proxyReq);
+  });
+
+  proxy.on("proxyRes", (proxyRes, req, res) => {
+    const ex = exchanges.get(req);
+    if (ex) relayResponse(ex, proxyRes, res as ServerResponse);
+  });
+
+  function armTimeouts(ex: Exchange, proxyReq: ClientRequest): void {
+    const connectTimer = setTimeout(() => {
+      ex.timedOut = true;
+      proxyReq.destroy(new Error("upstream connect timeout"));
+    }, config.UPSTREAM_CONNECT_TIMEOUT_MS);
+    proxyReq.once("socket", (socket) => {
+      if (!socket.connecting) clearTimeout(connectTimer);
+      else socket.once("connect", () => clearTimeout(connectTimer));
+    });
+    proxyReq.once("close", () => clearTimeout(connectTimer));
+    // Idle: no byte either way for this long (models can think for minutes).
+    proxyReq.setTimeout(config.UPSTREAM_IDLE_TIMEOUT_MS, () => {
+      ex.timedOut = true;
+      proxyReq.destroy(new Error("upstream idle timeout"));
+    });
+  }
+
+  function relayResponse(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
+    ex.proxyRes = proxyRes;
+    ex.timing.ttfb = msSince(ex.start) - ex.timing.auth - ex.timing.compress;
+    metrics.upstreamTtfb.observe({ provider: ex.resolved.route.provider }, ex.timing.ttfb / 1000);
+    const status = proxyRes.statusCode ?? 502;
+    const isSse = /^text\/event-stream/i.test(String(proxyRes.headers["content-type"] ?? ""));
+    const rewrites = status >= 400 || (isSse && ex.upstream.stripUsageChunk);
+    res.writeHead(status, { ...responseHeaders(proxyRes.headers, rewrites), ...ownHeaders(ex) });
+    if (status >= 400) relayError(ex, proxyRes, res, status);
+    else if (isSse) relaySse(ex, proxyRes, res);
+    else relayJson(ex, proxyRes, res);
+  }
+
+  function relayError(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    proxyRes.on("data", (c: Buffer) => {
+      if (size < MAX_ERROR_BODY) chunks.push(c);
+      size += c.length;
+    });
+    proxyRes.on("end", () => {
+      const text = redactProviderKey(Buffer.concat(chunks).toString("utf8").slice(0, MAX_ERROR_BODY), ex.providerKey);
+      res.end(text);
+      finish(ex, status);
+    });
+  }
+
+  function relaySse(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
+    const strip = ex.upstream.stripUsageChunk;
+    const splitter = new SseSplitter((raw, data) => {
+      ex.tap.observe(data);
+      // The usage-only chunk exists because the proxy asked for it: the caller did not.
+      if (strip && !isUsageOnlyChunk(data)) writeChunk(res, proxyRes, raw);
+    });
+    proxyRes.setEncoding("utf8");
+    proxyRes.on("data", (chunk: string) => {
+      if (!strip) writeChunk(res, proxyRes, chunk);
+      splitter.push(chunk);
+    });
+    proxyRes.on("end", () => {
+      splitter.flush();
+      res.end();
+      finish(ex, 200);
+    });
+  }
+
+  function relayJson(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    proxyRes.on("data", (c: Buffer) => {
+      writeChunk(res, proxyRes, c);
+      size += c.length;
+      if (size <= MAX_TAPPED_BODY) chunks.push(c);
+    });
+    proxyRes.on("end", () => {
+      res.end();
+      if (size <= MAX_TAPPED_BODY) ex.tap.observe(safeParse(Buffer.concat(chunks).toString("utf8")));
+      finish(ex, proxyRes.statusCode ?? 200);
+    });
+  }
+
+  function ownHeaders(ex: Exchange): Record<string, string> {
+    const h: Record<string, string> = {
+      "X-Terse-Request-Id": ex.id,
+      "Server-Timing": serverTiming(ex),
+      ...rateLimitHeaders(ex.admitted.rateLimit),
+    };
+    if (ex.compression.intensity) h["X-Compression-Intensity"] = ex.compression.intensity;
+    return h;
+  }
+
+  function finish(ex: Exchange, status: number): void {
+    if (ex.finished) return;
+    ex.finished = true;
+    const event = usageEventOf(ex, status);
+    deps.publisher.publish(event);
+    const ms = msSince(ex.start);
+    metrics.requests.inc({ provider: ex.resolved.route.provider, status: String(status) });
+    logger.info(
+      {
+        req_id: ex.id,
+        provider: ex.resolved.route.provider,
+        model: ex.model,
+        status,
+        ms: Math.round(ms * 10) / 10,
+        key_id: ex.admitted.key.key_id,
+        streamed: ex.upstream.streamed,
+        in: event.input_tokens,
+        out: event.output_tokens,
+        estimated: event.estimated,
+      },
+      "proxied",
+    );
+  }
+
+  function usageEventOf(ex: Exchange, status: number): UsageEvent {
+    const reported = ex.tap.usage;
+    const input = reported ? reported.input : estimatedInput(ex);
+    const output = reported ? reported.output : estimateTokens(ex.tap.text);
+    const saved = Math.max(0, ex.compression.input_tokens_before - ex.compression.input_tokens_after);
+    return {
+      event_id: ex.id,
+      key_id: ex.admitted.key.key_id,
+      account_id: ex.admitted.key.account_id,
+      provider: ex.resolved.route.provider,
+      model: ex.model.slice(0, 256),
+      status,
+      streamed: ex.upstream.streamed,
+      input_tokens: input,
+      output_tokens: output,
+      input_tokens_before_compression: input + saved,
+      estimated: reported === undefined,
+      intensity: ex.compression.intensity,
+      compression_reason: ex.compression.reason.slice(0, 256),
+      latency_ms: Math.round(msSince(ex.start)),
+      started_at: new Date(ex.startedAt).toISOString(),
+    };
+  }
+
+  function onProxyError(ex: Exchange, res: ServerResponse): void {
+    if (res.headersSent) {
+      res.destroy();
+      finish(ex, ex.proxyRes?.statusCode ?? 502);
+      return;
+    }
+    const code = ex.timedOut ? "upstream_timeout" : "upstream_unavailable";
+    const status = sendError(res, new ApiError(code), ex.id, logger);
+    finish(ex, status);
+  }
+
+  /** Handles one request to a proxy route. Never throws. */
+  return async function handle(req: IncomingMessage, res: ServerResponse, resolved: ResolvedRoute): Promise<void> {
+    const id = `req_${randomUUID().replaceAll("-", "")}`;
+    const start = process.hrtime.bigint();
+    const startedAt = Date.now();
+    try {
+      const providerKey = headerValue(req.headers["x-provider-key"]);
+      const admitted = await deps.authenticator.admit(headerValue(req.headers.authorization), providerKey, startedAt);
+      const auth = msSince(start);
+      const { body } = await readJsonObject(req, config.MAX_BODY_BYTES);
+      const model = requireModel(resolved.route, body, resolved.pathModel);
+      const compression = compress(resolved, body, admitted, logger, id);
+      const compress_ = msSince(start) - auth;
+      const stream = resolved.pathStream ?? body.stream === true;
+      const upstream = resolved.route.upstream(
+        resolved.base,
+        compression.body as Record<string, unknown>,
+        providerKey ?? "",
+        model,
+        queryOf(req.url),
+        stream,
+      );
+      const ex: Exchange = {
+        id,
+        startedAt,
+        start,
+        admitted,
+        resolved,
+        model,
+        providerKey: providerKey ?? "",
+        upstream,
+        payload: Buffer.from(JSON.stringify(upstream.body)),
+        compression,
+        timing: { auth, compress: compress_ },
+        tap: new UsageTap(resolved.route.provider),
+        timedOut: false,
+        finished: false,
+      };
+      exchanges.set(req, ex);
+      res.once("close", () => {
+        // The caller hung up: stop paying for tokens nobody reads. Still metered.
+        if (res.writableFinished) return;
+        ex.proxyReq?.destroy();
+        ex.proxyRes?.destroy();
+        metrics.clientAborts.inc();
+        finish(ex, ex.proxyRes?.statusCode ?? 499);
+      });
+      const target = new URL(upstream.url);
+      proxy.web(
+        req,
+        res,
+        {
+          target: upstream.url,
+          ignorePath: true,
+          changeOrigin: true,
+          agent: agents[target.protocol as "http:" | "https:"],
+          buffer: Readable.from([ex.payload]),
+          selfHandleResponse: true,
+        },
+        () => onProxyError(ex, res),
+      );
+    } catch (err) {
+      const status = sendError(res, err, id, logger);
+      if (err instanceof ApiError) metrics.refusals.inc({ code: err.code });
+      metrics.requests.inc({ provider: resolved.route.provider, status: String(status) });
+    }
+  };
+}
+
+function compress(
+  resolved: ResolvedRoute,
+  body: Record<string, unknown>,
+  admitted: Admitted,
+  logger: Logger,
+  id: string,
+): CompressionResult {
+  const k = admitted.key;
+  try {
+    return compressRequest(resolved.route.provider, body, {
+      intensity: k.intensity,
+      auto_compress_input: k.auto_compress_input,
+      smart_detect_enabled: k.smart_detect_enabled,
+      context_compress: k.context_compress,
+      context_compress_level: k.context_compress_level,
+    });
+  } catch (err) {
+    // A compression bug must never cost the caller their request: forward it as sent.
+    logger.error({ err, req_id: id }, "compression failed; forwarding the original body");
+    return { body, intensity: null, reason: "compression error", input_tokens_before: 0, input_tokens_after: 0 };
+  }
+}
+
+function estimatedInput(ex: Exchange): number {
+  if (ex.compression.input_tokens_after > 0) return ex.compression.input_tokens_after;
+  return estimateTokens(requestText(ex.upstream.body));
+}
+
+function serverTiming(ex: Exchange): string {
+  const parts = [`auth;dur=${ex.timing.auth.toFixed(2)}`, `compression;dur=${ex.timing.compress.toFixed(2)}`];
+  if (ex.timing.ttfb !== undefined) parts.push(`upstream;desc="time to first byte";dur=${ex.timing.ttfb.toFixed(2)}`);
+  return parts.join(", ");
+}
+
+function writeChunk(res: ServerResponse, source: IncomingMessage, chunk: string | Buffer): void {
+  if (res.destroyed) return;
+  if (!res.write(chunk)) {
+    source.pause();
+    res.once("drain", () => source.resume());
+  }
+}
+
+function isUsageOnlyChunk(data: unknown): boolean {
+  if (typeof data !== "object" || data === null) return false;
+  const d = data as { choices?: unknown[]; usage?: unknown };
+  return Array.isArray(d.choices) && d.choices.length === 0 && d.usage != null;
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function queryOf(url: string | undefined): string {
+  const i = url?.indexOf("?") ?? -1;
+  return i >= 0 && url ? url.slice(i) : "";
+}

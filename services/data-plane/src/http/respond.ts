@@ -1,0 +1,23 @@
+import type { ServerResponse } from "node:http";
+import { ApiError } from "@terse/errors";
+import type { Logger } from "@terse/logger";
+
+/** Writes the proxy's own error answer: the one envelope, with both request-id headers. */
+export function sendError(res: ServerResponse, err: unknown, requestId: string, logger: Logger): number {
+  const apiError = err instanceof ApiError ? err : new ApiError("internal_error");
+  if (!(err instanceof ApiError)) logger.error({ err, req_id: requestId }, "unexpected error in the proxy");
+  if (res.headersSent) {
+    res.destroy();
+    return apiError.status;
+  }
+  const body = JSON.stringify(apiError.toEnvelope());
+  res.writeHead(apiError.status, {
+    ...apiError.headers,
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(body),
+    "X-Request-Id": requestId,
+    "X-Terse-Request-Id": requestId,
+  });
+  res.end(body);
+  return apiError.status;
+}

@@ -1,0 +1,121 @@
+import type { Logger } from "@terse/logger";
+import { USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Counter } from "prom-client";
+
+export interface UsagePublisherOptions {
+  /** Events held while Redis is unreachable; past it the oldest are dropped and counted. */
+  maxBuffered: number;
+  /** A batch is sent when it reaches this many events... */
+  batchSize?: number;
+  /** ...or this long after its first event. */
+  flushMs?: number;
+  dropped?: Counter;
+}
+
+/**
+ * Sends usage events to the BullMQ queue in small batches, off the request path: the
+ * caller's response never waits for metering. While Redis is unreachable the events
+ * wait in a bounded buffer and are retried with backoff. Each event carries its own id,
+ * so a batch sent twice (a retry after a lost reply) is still counted once downstream.
+ */
+export class UsagePublisher {
+  private readonly queue: Queue;
+  private buffer: UsageEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private sending: Promise<void> | undefined;
+  private failures = 0;
+  private readonly batchSize: number;
+  private readonly flushMs: number;
+
+  constructor(
+    connection: Redis,
+    private readonly logger: Logger,
+    private readonly options: UsagePublisherOptions,
+  ) {
+    this.queue = new Queue(USAGE_QUEUE, {
+      connection,
+      defaultJobOptions: {
+        attempts: 10,
+        backoff: { type: "exponential", delay: 1_000 },
+        removeOnComplete: 1_000,
+        removeOnFail: false,
+      },
+    });
+    this.queue.on("error", () => undefined); // connection errors surface in send(); avoid an unhandled 'error'
+    this.batchSize = options.batchSize ?? 100;
+    this.flushMs = options.flushMs ?? 20;
+  }
+
+  publish(event: UsageEvent): void {
+    this.buffer.push(event);
+    if (this.buffer.length > this.options.maxBuffered) {
+      const dropped = this.buffer.splice(0, this.buffer.length - this.options.maxBuffered);
+      this.options.dropped?.inc(dropped.length);
+      this.logger.error({ dropped: dropped.length }, "usage buffer full: oldest events dropped");
+    }
+    if (this.buffer.length >= this.batchSize) this.schedule(0);
+    else this.schedule(this.flushMs);
+  }
+
+  get buffered(): number {
+    return this.buffer.length;
+  }
+
+  /** Sends everything buffered (shutdown); gives up after `timeoutMs`. */
+  async drain(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.buffer.length > 0 && Date.now() < deadline) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      await this.flush();
+      if (this.buffer.length > 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (this.buffer.length > 0)
+      this.logger.error({ lost: this.buffer.length }, "usage events not delivered at shutdown");
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    await this.queue.close();
+  }
+
+  private schedule(delayMs: number): void {
+    // A pending timer stands, whatever its delay, while a backoff is running.
+    if (this.timer && (delayMs > 0 || this.failures > 0)) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, delayMs);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.sending) return this.sending;
+    this.sending = this.sendAll().finally(() => {
+      this.sending = undefined;
+    });
+    return this.sending;
+  }
+
+  private async sendAll(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.slice(0, this.batchSize);
+      try {
+        await this.queue.add(USAGE_BATCH_JOB, { events: batch });
+        this.buffer.splice(0, batch.length);
+        this.failures = 0;
+      } catch (err) {
+        this.failures++;
+        const retryMs = Math.min(5_000, 100 * 2 ** Math.min(this.failures, 6));
+        this.logger.warn(
+          { err: (err as Error).message, buffered: this.buffer.length, retryMs },
+          "usage enqueue failed; will retry",
+        );
+        this.schedule(retryMs);
+        return;
+      }
+    }
+  }
+}

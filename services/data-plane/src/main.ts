@@ -1,0 +1,46 @@
+import cluster from "node:cluster";
+import { availableParallelism } from "node:os";
+import { dataPlaneEnv, loadConfigOrExit } from "@terse/config";
+import { createLogger } from "@terse/logger";
+import { createDataPlane } from "./app.ts";
+
+const config = loadConfigOrExit(dataPlaneEnv);
+const logger = createLogger({ service: "data-plane", level: config.LOG_LEVEL });
+const workers = config.DATA_PLANE_WORKERS === 0 ? availableParallelism() : config.DATA_PLANE_WORKERS;
+
+if (workers > 1 && cluster.isPrimary) {
+  // The primary only supervises: the workers share the port (node:cluster).
+  for (let i = 0; i < workers; i++) cluster.fork();
+  let ready = 0;
+  cluster.on("message", (_worker, msg: unknown) => {
+    if (msg === "ready" && ++ready === workers) {
+      process.stdout.write(`data-plane listening on http://127.0.0.1:${config.DATA_PLANE_PORT} (${workers} workers)\n`);
+    }
+  });
+  cluster.on("exit", (worker, code) => {
+    if (!stopping) {
+      logger.error({ pid: worker.process.pid, code }, "data-plane worker died; starting another");
+      cluster.fork();
+    }
+  });
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+} else {
+  const plane = await createDataPlane(config, logger);
+  plane.server.listen(config.DATA_PLANE_PORT, () => {
+    if (cluster.isWorker) process.send?.("ready");
+    else process.stdout.write(`data-plane listening on http://127.0.0.1:${config.DATA_PLANE_PORT}\n`);
+  });
+  const stop = async () => {
+    logger.info("SIGTERM: draining");
+    await plane.shutdown(config.SHUTDOWN_GRACE_MS);
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop());
+}

@@ -1,0 +1,169 @@
+import { expect } from "chai";
+import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import { CACHE_GENERATION_KEY } from "@terse/keys";
+
+// Spec section 7's proxy table and DESIGN.md section 4's order of checks, plus bad
+// input: each a clear answer in the one envelope, and none reaches the upstream.
+
+describe("data plane: checks before the upstream", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(() => h.close());
+  beforeEach(() => h.fake.reset());
+
+  async function call(
+    headers: Record<string, string>,
+    body: unknown = { model: "gpt-4o-mini", messages: [] },
+    path = "/v1/chat/completions",
+  ) {
+    const res = await fetch(`${h.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const json = (await res.json()) as { error: { message: string; type: string; code: string } };
+    return { res, status: res.status, error: json.error };
+  }
+
+  async function expectRefused(
+    p: Promise<{ status: number; error: { message: string }; res: Response }>,
+    status: number,
+    message: string,
+  ) {
+    const { status: got, error, res } = await p;
+    expect(got).to.equal(status);
+    expect(error.message).to.equal(message);
+    expect(res.headers.get("x-request-id")).to.match(/^req_/);
+    expect(h.fake.received).to.have.length(0);
+    return res;
+  }
+
+  it("401 Missing API key without Authorization: Bearer", async () => {
+    await expectRefused(call({ "x-provider-key": PROVIDER_KEY }), 401, "Missing API key");
+  });
+
+  it("401 Invalid API key for a wrong format, a bad checksum, an unknown key and a revoked key", async () => {
+    const { rawKey } = await h.addKey();
+    await expectRefused(
+      call({ authorization: "Bearer sk-not-ours", "x-provider-key": PROVIDER_KEY }),
+      401,
+      "Invalid API key",
+    );
+    await expectRefused(call({ authorization: "Basic abc", "x-provider-key": PROVIDER_KEY }), 401, "Invalid API key");
+    const typo = `${rawKey.slice(0, 20)}${rawKey[20] === "a" ? "b" : "a"}${rawKey.slice(21)}`;
+    await expectRefused(
+      call({ authorization: `Bearer ${typo}`, "x-provider-key": PROVIDER_KEY }),
+      401,
+      "Invalid API key",
+    );
+    const unknown = (await h.addKey()).rawKey;
+    await h.revoke(unknown);
+    await expectRefused(
+      call({ authorization: `Bearer ${unknown}`, "x-provider-key": PROVIDER_KEY }),
+      401,
+      "Invalid API key",
+    );
+  });
+
+  it("400 Missing X-Provider-Key header once authenticated, and it does not count against the rpm", async () => {
+    const { rawKey } = await h.addKey({ rate_limit_rpm: 1 });
+    await expectRefused(call({ authorization: `Bearer ${rawKey}` }), 400, "Missing X-Provider-Key header");
+    const ok = await call({ authorization: `Bearer ${rawKey}`, "x-provider-key": PROVIDER_KEY });
+    expect(ok.status).to.equal(200);
+  });
+
+  it("429 rate limit exceeded past rate_limit_rpm, with Retry-After and X-RateLimit-*", async () => {
+    const { rawKey } = await h.addKey({ rate_limit_rpm: 3 });
+    const auth = { authorization: `Bearer ${rawKey}`, "x-provider-key": PROVIDER_KEY };
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await call(auth);
+      expect(r.status).to.equal(200);
+      remaining.push(r.res.headers.get("x-ratelimit-remaining") ?? "");
+    }
+    expect(remaining).to.deep.equal(["2", "1", "0"]);
+    h.fake.reset();
+    const res = await expectRefused(call(auth), 429, "rate limit exceeded");
+    expect(res.headers.get("x-ratelimit-limit")).to.equal("3");
+    expect(res.headers.get("x-ratelimit-remaining")).to.equal("0");
+    const retry = Number(res.headers.get("retry-after"));
+    expect(retry).to.be.within(1, 60);
+    expect(res.headers.get("x-ratelimit-reset")).to.equal(String(retry));
+  });
+
+  it("429 token quota exceeded for an account over its monthly limit, with Retry-After to the next month", async () => {
+    const { rawKey, record } = await h.addKey();
+    await h.markOverQuota(record.account_id);
+    const auth = { authorization: `Bearer ${rawKey}`, "x-provider-key": PROVIDER_KEY };
+    const { waitFor } = await import("@terse/testkit");
+    await waitFor(async () => (await call(auth)).status === 429, { what: "quota flag to reach the proxy" });
+    h.fake.reset();
+    const res = await expectRefused(call(auth), 429, "token quota exceeded");
+    expect(Number(res.headers.get("retry-after"))).to.be.greaterThan(0);
+  });
+
+  it("503 auth cache unavailable when the cache generation stamp is gone, never 401", async () => {
+    const unknown = (await h.addKey()).rawKey;
+    await h.revoke(unknown);
+    await h.redis.del(CACHE_GENERATION_KEY);
+    try {
+      await expectRefused(
+        call({ authorization: `Bearer ${unknown}`, "x-provider-key": PROVIDER_KEY }),
+        503,
+        "auth cache unavailable",
+      );
+    } finally {
+      await h.redis.set(CACHE_GENERATION_KEY, "1");
+    }
+  });
+
+  describe("bad input (authenticated)", () => {
+    let auth: Record<string, string>;
+    before(async () => {
+      auth = { authorization: `Bearer ${(await h.addKey()).rawKey}`, "x-provider-key": PROVIDER_KEY };
+    });
+
+    it("400 for malformed JSON and for a body that is not an object", async () => {
+      await expectRefused(call(auth, "{not json"), 400, "Request body is not valid JSON");
+      await expectRefused(call(auth, "[1,2]"), 400, "Request body must be a JSON object");
+    });
+
+    it("400 naming model when it is missing, on every endpoint", async () => {
+      for (const path of ["/v1/chat/completions", "/v1/messages", "/v1/generateContent"]) {
+        const r = await call(auth, { messages: [] }, path);
+        expect(r.status, path).to.equal(400);
+        expect((r.error as { param?: string }).param).to.equal("model");
+      }
+      expect(h.fake.received).to.have.length(0);
+    });
+
+    it("415 for a wrong content type", async () => {
+      const res = await fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "text/plain" },
+        body: "{}",
+      });
+      expect(res.status).to.equal(415);
+      expect(h.fake.received).to.have.length(0);
+    });
+
+    it("413 for a 20 MB body", async () => {
+      const big = JSON.stringify({ model: "m", messages: [{ role: "user", content: "x".repeat(20 * 1024 * 1024) }] });
+      const res = await fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: big,
+      });
+      expect(res.status).to.equal(413);
+      expect(((await res.json()) as { error: { message: string } }).error.message).to.equal("Request body too large");
+      expect(h.fake.received).to.have.length(0);
+    });
+
+    it("405 for GET on a proxy route and 404 for an unknown path", async () => {
+      expect((await fetch(`${h.url}/v1/chat/completions`, { headers: auth })).status).to.equal(405);
+      expect((await fetch(`${h.url}/v1/nope`, { method: "POST", headers: auth })).status).to.equal(404);
+    });
+  });
+});

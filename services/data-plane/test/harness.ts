@@ -1,0 +1,110 @@
+import type { AddressInfo } from "node:net";
+import { type DataPlaneConfig, dataPlaneEnv, loadConfig } from "@terse/config";
+import { type FakeProvider, startFakeProvider } from "@terse/fake-provider";
+import {
+  CACHE_GENERATION_KEY,
+  type CachedKey,
+  cacheKeyFor,
+  encodeCachedKey,
+  generateRawKey,
+  hashKey,
+  quotaExceededKeyFor,
+  quotaMonth,
+  QUOTA_CHANNEL,
+} from "@terse/keys";
+import { createLogger } from "@terse/logger";
+import { freshRedis, testRedisUrl } from "@terse/testkit";
+import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { createDataPlane, type DataPlane } from "../src/app.ts";
+
+export const PROVIDER_KEY = "sk-proj-TESTPROVIDERKEY0123456789abcdefWXYZ";
+
+/** Captured log lines of the proxy under test, to grep for secrets. */
+export const logLines: string[] = [];
+
+export interface Harness {
+  url: string;
+  plane: DataPlane;
+  fake: FakeProvider;
+  redis: Redis;
+  config: DataPlaneConfig;
+  /** Writes a key record into the cache as the control plane would, returns the raw key. */
+  addKey(overrides?: Partial<CachedKey>): Promise<{ rawKey: string; record: CachedKey }>;
+  revoke(rawKey: string): Promise<void>;
+  markOverQuota(accountId: string): Promise<void>;
+  /** Usage events enqueued so far. */
+  events(): Promise<UsageEvent[]>;
+  close(): Promise<void>;
+}
+
+let keySeq = 0;
+
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const redis = await freshRedis("dataPlane");
+  await redis.set(CACHE_GENERATION_KEY, String(Date.now()));
+  const fake = await startFakeProvider();
+  const config = loadConfig(dataPlaneEnv, {
+    NODE_ENV: "test",
+    REDIS_URL: testRedisUrl("dataPlane"),
+    OPENAI_BASE_URL: fake.url,
+    ANTHROPIC_BASE_URL: fake.url,
+    GEMINI_BASE_URL: fake.url,
+    ...env,
+  });
+  const logger = createLogger({
+    service: "data-plane",
+    level: "info",
+    destination: { write: (line: string) => void logLines.push(line) },
+  });
+  const plane = await createDataPlane(config, logger);
+  await new Promise<void>((r) => plane.server.listen(0, "127.0.0.1", () => r()));
+  const url = `http://127.0.0.1:${(plane.server.address() as AddressInfo).port}`;
+  const queue = new Queue(USAGE_QUEUE, { connection: { url: testRedisUrl("dataPlane") } as never });
+
+  return {
+    url,
+    plane,
+    fake,
+    redis,
+    config,
+    async addKey(overrides = {}) {
+      const rawKey = generateRawKey();
+      keySeq++;
+      const record: CachedKey = {
+        key_id: `key_test${keySeq}`,
+        account_id: `acct_test${keySeq}`,
+        plan: "free",
+        rate_limit_rpm: 1000,
+        intensity: "full",
+        auto_compress_input: false,
+        smart_detect_enabled: true,
+        context_compress: false,
+        context_compress_level: "standard",
+        ...overrides,
+      };
+      await redis.hset(cacheKeyFor(hashKey(rawKey)), encodeCachedKey(record));
+      return { rawKey, record };
+    },
+    async revoke(rawKey) {
+      await redis.del(cacheKeyFor(hashKey(rawKey)));
+    },
+    async markOverQuota(accountId) {
+      await redis.sadd(quotaExceededKeyFor(quotaMonth()), accountId);
+      await redis.publish(QUOTA_CHANNEL, accountId);
+    },
+    async events() {
+      const jobs = await queue.getJobs(["waiting", "delayed", "active", "completed", "failed"]);
+      return jobs.flatMap((j) => (j.data as { events: UsageEvent[] }).events);
+    },
+    async close() {
+      await plane.shutdown(1_000);
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      await fake.close();
+      await redis.flushdb();
+      redis.disconnect();
+    },
+  };
+}
