@@ -1,0 +1,39 @@
+// Original file: ../../proto/terse/metering/v1/metering.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface UsageEvent {
+  'event_id'?: (string);
+  'key_id'?: (string);
+  'account_id'?: (string);
+  'provider'?: (string);
+  'model'?: (string);
+  'status'?: (number);
+  'streamed'?: (boolean);
+  'input_tokens'?: (number | string | Long);
+  'output_tokens'?: (number | string | Long);
+  'input_tokens_before_compression'?: (number | string | Long);
+  'estimated'?: (boolean);
+  'intensity'?: (string);
+  'compression_reason'?: (string);
+  'latency_ms'?: (number | string | Long);
+  'started_at'?: (string);
+}
+
+export interface UsageEvent__Output {
+  'event_id': (string);
+  'key_id': (string);
+  'account_id': (string);
+  'provider': (string);
+  'model': (string);
+  'status': (number);
+  'streamed': (boolean);
+  'input_tokens': (number);
+  'output_tokens': (number);
+  'input_tokens_before_compression': (number);
+  'estimated': (boolean);
+  'intensity': (string);
+  'compression_reason': (string);
+  'latency_ms': (number);
+  'started_at': (string);
+}

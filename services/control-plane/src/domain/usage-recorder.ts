@@ -1,0 +1,151 @@
+import type { Plans } from "@terse/config";
+import type { Db } from "@terse/db";
+import { type UsageEvent, usageEventSchema } from "@terse/usage-events";
+
+// Exactly-once usage records (issue 4): events are inserted by event_id with
+// ON CONFLICT DO NOTHING, and only the rows that were really inserted add to the
+// account's and key's monthly totals, in the same transaction. A replayed batch
+// (a worker killed after the commit, before its job was removed) adds nothing.
+
+export type Outcome = "INSERTED" | "DUPLICATE" | "REJECTED";
+
+export interface EventOutcome {
+  event_id: string;
+  outcome: Outcome;
+  reason: string;
+}
+
+export interface AccountMonthTotal {
+  account_id: string;
+  month: string;
+  tokens: number;
+  limit: number;
+  exceeded: boolean;
+}
+
+interface Row {
+  event: UsageEvent;
+  month: Date;
+}
+
+/** First day of the event's calendar month, UTC: the quota month. */
+function monthOf(iso: string): Date {
+  const d = new Date(iso);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+}
+
+const yyyymm = (d: Date) => `${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, "0")}`;
+
+export class UsageRecorder {
+  constructor(
+    private readonly db: Db,
+    private readonly plans: Plans,
+  ) {}
+
+  async record(raw: unknown[]): Promise<{ results: EventOutcome[]; accounts: AccountMonthTotal[] }> {
+    const results = new Map<string, EventOutcome>();
+    const valid: Row[] = [];
+    for (const candidate of raw) {
+      const parsed = usageEventSchema.safeParse(candidate);
+      const id = String((candidate as { event_id?: unknown })?.event_id ?? "");
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        results.set(id, { event_id: id, outcome: "REJECTED", reason: `${issue?.path.join(".")}: ${issue?.message}` });
+      } else {
+        valid.push({ event: parsed.data, month: monthOf(parsed.data.started_at) });
+      }
+    }
+    const owned = await this.keyOwners(valid.map((r) => r.event.key_id));
+    const accepted = valid.filter(({ event }) => {
+      const owner = owned.get(event.key_id);
+      if (owner === event.account_id) return true;
+      const reason = owner === undefined ? "unknown key_id" : "key_id does not belong to account_id";
+      results.set(event.event_id, { event_id: event.event_id, outcome: "REJECTED", reason });
+      return false;
+    });
+    const inserted = accepted.length > 0 ? await this.insert(accepted) : new Set<string>();
+    for (const { event } of accepted) {
+      results.set(event.event_id, {
+        event_id: event.event_id,
+        outcome: inserted.has(event.event_id) ? "INSERTED" : "DUPLICATE",
+        reason: "",
+      });
+    }
+    const accounts = await this.monthTotals(accepted);
+    return { results: [...results.values()], accounts };
+  }
+
+  private async keyOwners(keyIds: string[]): Promise<Map<string, string>> {
+    if (keyIds.length === 0) return new Map();
+    const rows = await this.db.serviceKey.findMany({
+      where: { id: { in: [...new Set(keyIds)] } },
+      select: { id: true, accountId: true },
+    });
+    return new Map(rows.map((r) => [r.id, r.accountId]));
+  }
+
+  /** One transaction: insert what is new, then add only those rows to the monthly totals. */
+  private async insert(rows: Row[]): Promise<Set<string>> {
+    const e = rows.map((r) => r.event);
+    return this.db.$transaction(async (tx) => {
+      const inserted = await tx.$queryRaw<{ event_id: string }[]>`
+        INSERT INTO usage_events (event_id, key_id, account_id, provider, model, status, streamed, input_tokens,
+          output_tokens, input_tokens_before_compression, estimated, intensity, compression_reason, latency_ms, started_at)
+        SELECT * FROM unnest(
+          ${e.map((x) => x.event_id)}::text[], ${e.map((x) => x.key_id)}::text[], ${e.map((x) => x.account_id)}::text[],
+          ${e.map((x) => x.provider)}::text[], ${e.map((x) => x.model)}::text[], ${e.map((x) => x.status)}::int[],
+          ${e.map((x) => x.streamed)}::bool[], ${e.map((x) => x.input_tokens)}::int[], ${e.map((x) => x.output_tokens)}::int[],
+          ${e.map((x) => x.input_tokens_before_compression)}::int[], ${e.map((x) => x.estimated)}::bool[],
+          ${e.map((x) => x.intensity)}::text[], ${e.map((x) => x.compression_reason)}::text[],
+          ${e.map((x) => x.latency_ms)}::int[], ${e.map((x) => x.started_at)}::timestamptz[])
+        ON CONFLICT (event_id) DO NOTHING
+        RETURNING event_id`;
+      const ids = new Set(inserted.map((r) => r.event_id));
+      const fresh = rows.filter((r) => ids.has(r.event.event_id));
+      if (fresh.length === 0) return ids;
+      await tx.$executeRaw`
+        INSERT INTO account_monthly_usage (account_id, month, tokens, requests)
+        SELECT account_id, month, sum(tokens), count(*) FROM unnest(
+          ${fresh.map((r) => r.event.account_id)}::text[], ${fresh.map((r) => r.month)}::date[],
+          ${fresh.map((r) => r.event.input_tokens + r.event.output_tokens)}::bigint[]) AS t(account_id, month, tokens)
+        GROUP BY account_id, month
+        ON CONFLICT (account_id, month) DO UPDATE SET tokens = account_monthly_usage.tokens + EXCLUDED.tokens,
+          requests = account_monthly_usage.requests + EXCLUDED.requests`;
+      await tx.$executeRaw`
+        INSERT INTO key_monthly_usage (key_id, month, tokens, requests)
+        SELECT key_id, month, sum(tokens), count(*) FROM unnest(
+          ${fresh.map((r) => r.event.key_id)}::text[], ${fresh.map((r) => r.month)}::date[],
+          ${fresh.map((r) => r.event.input_tokens + r.event.output_tokens)}::bigint[]) AS t(key_id, month, tokens)
+        GROUP BY key_id, month
+        ON CONFLICT (key_id, month) DO UPDATE SET tokens = key_monthly_usage.tokens + EXCLUDED.tokens,
+          requests = key_monthly_usage.requests + EXCLUDED.requests`;
+      // last_used_at only moves forward, whatever order the events arrive in.
+      await tx.$executeRaw`
+        UPDATE service_keys k SET last_used_at = GREATEST(k.last_used_at, t.latest)
+        FROM (SELECT key_id, max(started_at) AS latest FROM unnest(
+          ${fresh.map((r) => r.event.key_id)}::text[], ${fresh.map((r) => r.event.started_at)}::timestamptz[]) AS u(key_id, started_at)
+          GROUP BY key_id) t
+        WHERE k.id = t.key_id`;
+      return ids;
+    });
+  }
+
+  /** The month's total, the plan's limit and whether it is reached, per (account, month) the batch touched. */
+  private async monthTotals(rows: Row[]): Promise<AccountMonthTotal[]> {
+    const pairs = new Map<string, { account_id: string; month: Date }>();
+    for (const r of rows)
+      pairs.set(`${r.event.account_id}|${r.month.toISOString()}`, { account_id: r.event.account_id, month: r.month });
+    const out: AccountMonthTotal[] = [];
+    for (const { account_id, month } of pairs.values()) {
+      const [usage, account] = await Promise.all([
+        this.db.accountMonthlyUsage.findUnique({ where: { accountId_month: { accountId: account_id, month } } }),
+        this.db.account.findUnique({ where: { id: account_id }, select: { plan: true } }),
+      ]);
+      if (!account) continue;
+      const tokens = Number(usage?.tokens ?? 0n);
+      const limit = this.plans[account.plan].monthly_tokens;
+      out.push({ account_id, month: yyyymm(month), tokens, limit, exceeded: tokens >= limit });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,66 @@
+import { ApiError } from "@terse/errors";
+import type { Express, Request, Response } from "express";
+import { z } from "zod";
+import type { AppContext } from "../context.ts";
+import { UsageReport } from "../domain/usage-report.ts";
+import { accountOf } from "./auth_middleware.ts";
+
+// GET /v1/usage?from=&to=&group_by=day|key|model&key_id=: the caller's usage, for the
+// dashboard's charts. Defaults: the last 30 days, grouped by day.
+
+const MAX_RANGE_DAYS = 366;
+const DEFAULT_RANGE_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+const isoDate = z.iso
+  .datetime({ offset: true })
+  .or(z.iso.date())
+  .transform((s) => new Date(s));
+
+const usageQuery = z
+  .object({
+    from: isoDate.optional(),
+    to: isoDate.optional(),
+    group_by: z.enum(["day", "key", "model"]).default("day"),
+    key_id: z.string().min(1).max(64).optional(),
+  })
+  .strict();
+
+function parseQuery(query: unknown) {
+  const result = usageQuery.safeParse(query);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    if (issue?.code === "unrecognized_keys") {
+      throw new ApiError("invalid_request", { message: `Unknown parameter: ${issue.keys[0]}`, param: issue.keys[0] });
+    }
+    const param = String(issue?.path[0] ?? "");
+    throw new ApiError("invalid_request", { message: `${param}: ${issue?.message}`, param });
+  }
+  const to = result.data.to ?? new Date();
+  const from = result.data.from ?? new Date(to.getTime() - DEFAULT_RANGE_DAYS * DAY_MS);
+  if (from >= to) throw new ApiError("invalid_request", { message: "from must be before to", param: "from" });
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
+    throw new ApiError("invalid_request", {
+      message: `the range may span at most ${MAX_RANGE_DAYS} days`,
+      param: "from",
+    });
+  }
+  return { from, to, groupBy: result.data.group_by, keyId: result.data.key_id };
+}
+
+export function register(app: Express, ctx: AppContext): void {
+  const report = new UsageReport(ctx.db);
+  app.get("/v1/usage", ctx.requireAccount, async (req: Request, res: Response) => {
+    const account = accountOf(req);
+    const q = parseQuery(req.query);
+    if (q.keyId) {
+      const key = await ctx.db.serviceKey.findFirst({
+        where: { id: q.keyId, accountId: account.id },
+        select: { id: true },
+      });
+      if (!key) throw new ApiError("not_found");
+    }
+    const { data, totals } = await report.run({ accountId: account.id, ...q });
+    res.json({ from: q.from.toISOString(), to: q.to.toISOString(), group_by: q.groupBy, data, totals });
+  });
+}

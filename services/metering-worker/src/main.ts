@@ -1,0 +1,76 @@
+// The metering worker: consumes the `usage` queue, records events exactly once through
+// the control plane's gRPC service, and marks accounts over their monthly token limit.
+import { loadConfigOrExit, meteringWorkerEnv } from "@terse/config";
+import { createLogger } from "@terse/logger";
+import { USAGE_QUEUE } from "@terse/usage-events";
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { MeteringGrpcClient } from "./metering-client.ts";
+import { createWorkerMetrics, startProbeServer } from "./metrics.ts";
+import { createProcessor } from "./processor.ts";
+
+const config = loadConfigOrExit(meteringWorkerEnv);
+const logger = createLogger({ service: "metering-worker", level: config.LOG_LEVEL });
+const metrics = createWorkerMetrics(config.NODE_ENV !== "test");
+
+// BullMQ's blocking connections must retry forever (STYLE.md habit 10).
+const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
+for (const c of [connection, redis])
+  c.on("error", (err) => logger.warn({ err: err.message }, "redis connection error"));
+const queue = new Queue(USAGE_QUEUE, { connection });
+const client = new MeteringGrpcClient(config);
+let stopping = false;
+
+const worker = new Worker(
+  USAGE_QUEUE,
+  createProcessor({ client, redis, queue, logger, onGrpcRetry: () => metrics.grpcErrors.inc() }),
+  { connection, concurrency: config.WORKER_CONCURRENCY, autorun: false },
+);
+worker.on("completed", (job, result: { inserted: number; duplicate: number; rejected: number }) => {
+  metrics.events.inc({ outcome: "inserted" }, result.inserted);
+  metrics.events.inc({ outcome: "duplicate" }, result.duplicate);
+  metrics.events.inc({ outcome: "rejected" }, result.rejected);
+  logger.debug({ job: job.id, ...result }, "usage batch recorded");
+});
+worker.on("failed", (job, err) => {
+  if (job?.name !== "usage-rejected") metrics.grpcErrors.inc();
+  logger.warn({ job: job?.id, name: job?.name, attempts: job?.attemptsMade, reason: err.message }, "usage job failed");
+});
+worker.on("error", (err) => logger.error({ err: err.message }, "worker error"));
+
+async function refreshQueueMetrics(): Promise<void> {
+  const counts = await queue.getJobCounts("waiting", "delayed");
+  metrics.queueDepth.set((counts.waiting ?? 0) + (counts.delayed ?? 0));
+  const [oldest] = await queue.getJobs(["waiting"], 0, 0, true);
+  metrics.queueLag.set(oldest ? (Date.now() - oldest.timestamp) / 1000 : 0);
+}
+
+const probes = startProbeServer(
+  metrics,
+  config.METRICS_PORT,
+  async () => !stopping && worker.isRunning() && (await redis.ping()) === "PONG",
+  refreshQueueMetrics,
+);
+
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "stopping: finishing the jobs in hand");
+  const force = setTimeout(() => process.exit(1), config.SHUTDOWN_GRACE_MS).unref();
+  await worker.close();
+  await queue.close();
+  client.close();
+  probes.close();
+  redis.disconnect();
+  connection.disconnect();
+  clearTimeout(force);
+  process.exit(0);
+}
+process.once("SIGTERM", () => void shutdown("SIGTERM"));
+process.once("SIGINT", () => void shutdown("SIGINT"));
+
+void worker.run();
+await worker.waitUntilReady();
+logger.info({ queue: USAGE_QUEUE, concurrency: config.WORKER_CONCURRENCY }, "consuming");
+process.stdout.write("metering-worker ready\n");

@@ -1,0 +1,67 @@
+import { createServer, type Server } from "node:http";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+
+export interface WorkerMetrics {
+  registry: Registry;
+  events: Counter<"outcome">;
+  grpcErrors: Counter;
+  queueDepth: Gauge;
+  queueLag: Gauge;
+}
+
+export function createWorkerMetrics(defaultMetrics: boolean): WorkerMetrics {
+  const registry = new Registry();
+  if (defaultMetrics) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    events: new Counter({
+      name: "terse_usage_events_total",
+      help: "Usage events by outcome",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    grpcErrors: new Counter({
+      name: "terse_metering_grpc_errors_total",
+      help: "Failed RecordUsage calls (retried)",
+      registers: [registry],
+    }),
+    queueDepth: new Gauge({
+      name: "terse_usage_queue_depth",
+      help: "Jobs waiting in the usage queue",
+      registers: [registry],
+    }),
+    queueLag: new Gauge({
+      name: "terse_usage_queue_lag_seconds",
+      help: "Age of the oldest waiting job",
+      registers: [registry],
+    }),
+  };
+}
+
+/** /metrics, /healthz (process up) and /readyz (consuming) on the metrics port. */
+export function startProbeServer(
+  metrics: WorkerMetrics,
+  port: number,
+  ready: () => Promise<boolean>,
+  refresh: () => Promise<void>,
+): Server {
+  const server = createServer(async (req, res) => {
+    if (req.url === "/healthz")
+      return void res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
+    if (req.url === "/readyz") {
+      const ok = await ready().catch(() => false);
+      return void res
+        .writeHead(ok ? 200 : 503, { "content-type": "application/json" })
+        .end(JSON.stringify({ status: ok ? "ready" : "not ready" }));
+    }
+    if (req.url === "/metrics") {
+      await refresh().catch(() => undefined);
+      return void res
+        .writeHead(200, { "content-type": metrics.registry.contentType })
+        .end(await metrics.registry.metrics());
+    }
+    res.writeHead(404).end();
+  });
+  server.listen(port);
+  return server;
+}
