@@ -36,8 +36,26 @@ export const controlPlaneEnv = z.object({
   JWT_JWKS_AUDIENCE: optionalString(),
   INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
   SHUTDOWN_GRACE_MS: positiveInt(25_000),
+  /**
+   * Proxy hops in front of the control plane whose X-Forwarded-For is trusted (express
+   * `trust proxy`); the login throttle counts failures per client IP. 0 (default): none.
+   */
+  CONTROL_PLANE_TRUST_PROXY: z.string().regex(/^\d+$/, "expected a whole number").transform(Number).prefault("0"),
+  /** Password of the demo account `npm start` seeds (demo@terse.local); default `terse-demo-password`. */
+  DEMO_PASSWORD: z.string().min(8, "must be at least 8 characters").default("terse-demo-password"),
 });
 export type ControlPlaneConfig = z.infer<typeof controlPlaneEnv>;
+
+/** What the control plane's admin CLI and seeding need: no JWT or gRPC secrets. */
+export const controlPlaneAdminEnv = controlPlaneEnv.pick({
+  NODE_ENV: true,
+  LOG_LEVEL: true,
+  REDIS_URL: true,
+  TERSE_PLANS: true,
+  DATABASE_URL: true,
+  DEMO_PASSWORD: true,
+});
+export type ControlPlaneAdminConfig = z.infer<typeof controlPlaneAdminEnv>;
 
 export const dataPlaneEnv = z.object({
   ...common,
@@ -62,10 +80,10 @@ export const meteringWorkerEnv = z.object({
   ...grpcTls,
   CONTROL_PLANE_GRPC_URL: hostPort("127.0.0.1:50051"),
   INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
-  WORKER_BATCH_SIZE: positiveInt(500),
   WORKER_CONCURRENCY: positiveInt(4),
+  /** How long a job's lock lasts, and how often stalled jobs (their worker died) are taken back. */
+  WORKER_STALLED_INTERVAL_MS: positiveInt(30_000),
   METRICS_PORT: port(9464),
   SHUTDOWN_GRACE_MS: positiveInt(25_000),
 });
 export type MeteringWorkerConfig = z.infer<typeof meteringWorkerEnv>;
-

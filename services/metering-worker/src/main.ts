@@ -25,7 +25,14 @@ let stopping = false;
 const worker = new Worker(
   USAGE_QUEUE,
   createProcessor({ client, redis, queue, logger, onGrpcRetry: () => metrics.grpcErrors.inc() }),
-  { connection, concurrency: config.WORKER_CONCURRENCY, autorun: false },
+  {
+    connection,
+    concurrency: config.WORKER_CONCURRENCY,
+    autorun: false,
+    // A job of a killed worker goes back to the queue after this; replaying it is safe (exactly once).
+    lockDuration: config.WORKER_STALLED_INTERVAL_MS,
+    stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
+  },
 );
 worker.on("completed", (job, result: { inserted: number; duplicate: number; rejected: number }) => {
   metrics.events.inc({ outcome: "inserted" }, result.inserted);

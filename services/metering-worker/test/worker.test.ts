@@ -1,0 +1,224 @@
+import { randomUUID } from "node:crypto";
+import { controlPlaneEnv, loadConfig } from "@terse/config";
+import { createDb, type Db } from "@terse/db";
+import { QUOTA_CHANNEL, quotaExceededKeyFor, quotaMonth } from "@terse/keys";
+import { createLogger } from "@terse/logger";
+import {
+  createTestDatabase,
+  freePort,
+  freshRedis,
+  type RunningProcess,
+  startTs,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+} from "@terse/testkit";
+import { USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { Queue } from "bullmq";
+import { expect } from "chai";
+import { Redis } from "ioredis";
+import { startGrpcServer } from "../../control-plane/src/grpc/server.ts";
+
+// The worker as a real process against the control plane's real gRPC service, real
+// BullMQ, Redis and Postgres: exactly-once totals through kills and replays, a control
+// plane that is down for a while, malformed events, and the quota mark.
+
+const TOKEN = "worker-test-internal-token-0123456789";
+const MONTHLY_TOKENS = 5_000;
+
+describe("metering worker", function () {
+  this.timeout(90_000);
+  let tdb: TestDatabase;
+  let db: Db;
+  let redis: Redis;
+  let queue: Queue;
+  let grpcPort: number;
+  let grpc: { stop(): Promise<void> } | undefined;
+  let worker: RunningProcess | undefined;
+  const accountId = "acct_worker_test";
+  const keyId = "key_worker_test";
+
+  const config = () =>
+    loadConfig(controlPlaneEnv, {
+      DATABASE_URL: tdb.url,
+      REDIS_URL: testRedisUrl("metering"),
+      JWT_SECRET: "x".repeat(40),
+      INTERNAL_GRPC_TOKEN: TOKEN,
+      GRPC_PORT: String(grpcPort),
+      TERSE_PLANS: JSON.stringify({ free: { monthly_tokens: MONTHLY_TOKENS } }),
+    });
+  const logger = createLogger({ service: "control-plane", level: "silent" });
+  const startControlPlane = async () => {
+    grpc = await startGrpcServer({ config: config(), db, redis, logger });
+  };
+  const startWorker = async () => {
+    worker = startTs("services/metering-worker/src/main.ts", {
+      REDIS_URL: testRedisUrl("metering"),
+      CONTROL_PLANE_GRPC_URL: `127.0.0.1:${grpcPort}`,
+      INTERNAL_GRPC_TOKEN: TOKEN,
+      METRICS_PORT: String(await freePort()),
+      WORKER_STALLED_INTERVAL_MS: "1000",
+      NODE_ENV: "test",
+      LOG_LEVEL: "warn",
+    });
+    await worker.waitForOutput(/metering-worker ready/);
+  };
+
+  before(async () => {
+    tdb = await createTestDatabase("worker");
+    db = createDb(tdb.url);
+    redis = await freshRedis("metering");
+    queue = new Queue(USAGE_QUEUE, { connection: new Redis(testRedisUrl("metering"), { maxRetriesPerRequest: null }) });
+    grpcPort = await freePort();
+    await db.account.create({ data: { id: accountId, email: "w@example.com", plan: "free" } });
+    await db.serviceKey.create({
+      data: {
+        id: keyId,
+        accountId,
+        name: "w",
+        keyHash: "a".repeat(64),
+        keyPrefix: "svc_live_aaaaaaaa",
+        rateLimitRpm: 60,
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await worker?.stop("SIGKILL");
+    worker = undefined;
+    await grpc?.stop();
+    grpc = undefined;
+    await queue.obliterate({ force: true });
+    await db.$executeRawUnsafe("TRUNCATE usage_events, account_monthly_usage, key_monthly_usage");
+    await redis.flushdb();
+  });
+
+  after(async () => {
+    await queue.close();
+    await db.$disconnect();
+    redis.disconnect();
+    await tdb.drop();
+  });
+
+  function event(tokens: number, overrides: Partial<UsageEvent> = {}): UsageEvent {
+    return {
+      event_id: `req_${randomUUID()}`,
+      key_id: keyId,
+      account_id: accountId,
+      provider: "openai",
+      model: "gpt-4o-mini",
+      status: 200,
+      streamed: false,
+      input_tokens: tokens,
+      output_tokens: 0,
+      input_tokens_before_compression: tokens + 2,
+      estimated: false,
+      intensity: "full",
+      compression_reason: "key setting",
+      latency_ms: 12,
+      started_at: new Date().toISOString(),
+      ...overrides,
+    };
+  }
+
+  const enqueue = (batches: unknown[][]) =>
+    queue.addBulk(
+      batches.map((events) => ({
+        name: USAGE_BATCH_JOB,
+        data: { events },
+        opts: { attempts: 20, backoff: { type: "fixed", delay: 300 } },
+      })),
+    );
+
+  async function totals() {
+    const r = await db.accountMonthlyUsage.findFirst({ where: { accountId } });
+    const n = await db.usageEvent.count();
+    return { tokens: Number(r?.tokens ?? 0n), requests: Number(r?.requests ?? 0n), rows: n };
+  }
+
+  it("records every event once through a kill -9 in the middle and a replay of the whole queue", async () => {
+    await startControlPlane();
+    const batches = Array.from({ length: 200 }, () => Array.from({ length: 10 }, () => event(1)));
+    await enqueue(batches);
+    await startWorker();
+    await waitFor(async () => (await totals()).rows > 0, { what: "the first records" });
+    await worker?.stop("SIGKILL");
+    const midway = (await totals()).rows;
+    expect(midway).to.be.lessThan(2000);
+    await enqueue(batches); // the replay: every batch again
+    await startWorker();
+    const done = await waitFor(
+      async () => {
+        const t = await totals();
+        const counts = await queue.getJobCounts("waiting", "active", "delayed");
+        return t.rows === 2000 && counts.waiting + counts.active + counts.delayed === 0 ? t : undefined;
+      },
+      { timeoutMs: 60_000, what: "all 2000 events recorded" },
+    );
+    expect(done).to.deep.equal({ tokens: 2000, requests: 2000, rows: 2000 });
+    const keyTotals = await db.keyMonthlyUsage.findFirst({ where: { keyId } });
+    expect(Number(keyTotals?.tokens)).to.equal(2000);
+    const k = await db.serviceKey.findUniqueOrThrow({ where: { id: keyId } });
+    expect(k.lastUsedAt).to.be.instanceOf(Date);
+  });
+
+  it("waits while the control plane is down, then records everything once", async () => {
+    await startWorker();
+    await enqueue([[event(3), event(4)], [event(5)]]);
+    // The jobs fail and are retried while nothing listens on the gRPC port.
+    await waitFor(async () => (await queue.getJobs(["delayed", "waiting", "active"])).some((j) => j.attemptsMade > 0), {
+      what: "a failed attempt",
+    });
+    expect((await totals()).rows).to.equal(0);
+    await startControlPlane();
+    const t = await waitFor(async () => ((await totals()).rows === 3 ? totals() : undefined), {
+      timeoutMs: 30_000,
+      what: "3 records",
+    });
+    expect(t.tokens).to.equal(12);
+  });
+
+  it("fails malformed events into the failed set with a reason, and records the rest of their batch", async () => {
+    await startControlPlane();
+    await startWorker();
+    const good = event(7);
+    await enqueue([
+      [
+        good,
+        { ...event(1), input_tokens: -5 },
+        { event_id: "evt_missing_fields" },
+        event(2, { key_id: "key_unknown" }),
+      ],
+    ]);
+    const failed = await waitFor(
+      async () => {
+        const jobs = await queue.getJobs(["failed"]);
+        return jobs.length === 3 ? jobs : undefined;
+      },
+      { what: "3 rejected events in the failed set" },
+    );
+    const reasons = failed.map((j) => j.failedReason).sort();
+    expect(reasons.some((r) => /input_tokens/.test(r))).to.equal(true);
+    expect(reasons.some((r) => /key_id|provider|required|expected/.test(r))).to.equal(true);
+    expect(reasons).to.include("unknown key_id");
+    const t = await waitFor(async () => ((await totals()).rows === 1 ? totals() : undefined), {
+      what: "the good event",
+    });
+    expect(t.tokens).to.equal(7);
+  });
+
+  it("marks the account over quota for the month and announces it once the limit is reached", async () => {
+    await startControlPlane();
+    const sub = new Redis(testRedisUrl("metering"));
+    const announced = new Promise<string>((resolve) => sub.on("message", (_c, m: string) => resolve(m)));
+    await sub.subscribe(QUOTA_CHANNEL);
+    await startWorker();
+    await enqueue([[event(MONTHLY_TOKENS - 1)]]);
+    await waitFor(async () => (await totals()).rows === 1, { what: "first event" });
+    expect(await redis.sismember(quotaExceededKeyFor(quotaMonth()), accountId)).to.equal(0);
+    await enqueue([[event(1)]]);
+    expect(await announced).to.equal(accountId);
+    expect(await redis.sismember(quotaExceededKeyFor(quotaMonth()), accountId)).to.equal(1);
+    sub.disconnect();
+  });
+});
