@@ -93,10 +93,10 @@ export function createProxyHandler(deps: ProxyDeps) {
       ex.timedOut = true;
       proxyReq.destroy(new Error("upstream connect timeout"));
     }, config.UPSTREAM_CONNECT_TIMEOUT_MS);
-    proxyReq.once("socket", (socket) => {
-      if (!socket.connecting) clearTimeout(connectTimer);
-      else socket.once("connect", () => clearTimeout(connectTimer));
-    });
+    // http-proxy emits proxyReq from within the request's 'socket' event: the socket is there.
+    const socket = proxyReq.socket;
+    if (!socket?.connecting) clearTimeout(connectTimer);
+    else socket.once("connect", () => clearTimeout(connectTimer));
     proxyReq.once("close", () => clearTimeout(connectTimer));
     // Idle: no byte either way for this long (models can think for minutes).
     proxyReq.setTimeout(config.UPSTREAM_IDLE_TIMEOUT_MS, () => {

@@ -1,0 +1,187 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type FakeProvider, startFakeProvider } from "@terse/fake-provider";
+import { CACHE_GENERATION_KEY, cacheKeyFor, encodeCachedKey, generateRawKey, hashKey } from "@terse/keys";
+import {
+  freePort,
+  freshRedis,
+  type RunningProcess,
+  startProcess,
+  startTs,
+  testRedisUrl,
+  waitFor,
+} from "@terse/testkit";
+import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { Queue } from "bullmq";
+import { expect } from "chai";
+import { Redis } from "ioredis";
+import { PROVIDER_KEY } from "./harness.ts";
+
+// Proxy processes as they run in production (main.ts), sharing one Redis.
+
+const record = (rpm: number) =>
+  encodeCachedKey({
+    key_id: "key_replicas",
+    account_id: "acct_replicas",
+    plan: "free",
+    rate_limit_rpm: rpm,
+    intensity: "full",
+    auto_compress_input: false,
+    smart_detect_enabled: false,
+    context_compress: false,
+    context_compress_level: "standard",
+  });
+
+async function startProxy(redisUrl: string, upstream: string): Promise<{ proc: RunningProcess; url: string }> {
+  const port = await freePort();
+  const proc = startTs("services/data-plane/src/main.ts", {
+    REDIS_URL: redisUrl,
+    DATA_PLANE_PORT: String(port),
+    OPENAI_BASE_URL: upstream,
+    NODE_ENV: "test",
+    LOG_LEVEL: "warn",
+  });
+  await proc.waitForOutput(/data-plane listening on/);
+  return { proc, url: `http://127.0.0.1:${port}` };
+}
+
+function call(url: string, rawKey: string): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${rawKey}`, "x-provider-key": PROVIDER_KEY, "content-type": "application/json" },
+    body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }),
+  });
+}
+
+describe("data plane: several proxy processes on one Redis", function () {
+  this.timeout(60_000);
+  let redis: Redis;
+  let fake: FakeProvider;
+  const proxies: { proc: RunningProcess; url: string }[] = [];
+
+  before(async () => {
+    redis = await freshRedis("dataPlane");
+    await redis.set(CACHE_GENERATION_KEY, "1");
+    fake = await startFakeProvider();
+    proxies.push(
+      ...(await Promise.all([
+        startProxy(testRedisUrl("dataPlane"), fake.url),
+        startProxy(testRedisUrl("dataPlane"), fake.url),
+      ])),
+    );
+  });
+  after(async () => {
+    await Promise.all(proxies.map((p) => p.proc.stop()));
+    await fake.close();
+    await redis.flushdb();
+    redis.disconnect();
+  });
+
+  it("enforces one key's rate_limit_rpm across both processes", async () => {
+    const rawKey = generateRawKey();
+    await redis.hset(cacheKeyFor(hashKey(rawKey)), record(10));
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => call(proxies[i % 2]?.url ?? "", rawKey).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).to.have.length(10);
+    expect(statuses.filter((s) => s === 429)).to.have.length(20);
+  });
+
+  it("lets no request that starts after the revocation through, on either process, while others are in flight", async () => {
+    const rawKey = generateRawKey();
+    await redis.hset(cacheKeyFor(hashKey(rawKey)), record(1_000_000));
+    fake.set({ chunkDelayMs: 0 });
+    let revokedAt = 0;
+    const results: { started: number; status: number }[] = [];
+    const load = Array.from({ length: 8 }, async (_, worker) => {
+      for (let i = 0; i < 15; i++) {
+        const started = Date.now();
+        const status = (await call(proxies[worker % 2]?.url ?? "", rawKey)).status;
+        results.push({ started, status });
+        if (worker === 0 && i === 5) {
+          await redis.del(cacheKeyFor(hashKey(rawKey))); // what the control plane's DELETE does before it returns
+          revokedAt = Date.now();
+        }
+      }
+    });
+    await Promise.all(load);
+    const after = results.filter((r) => r.started > revokedAt);
+    expect(after.length).to.be.greaterThan(20);
+    expect(after.every((r) => r.status === 401)).to.equal(true);
+    expect(results.some((r) => r.status === 200)).to.equal(true);
+  });
+});
+
+describe("data plane: Redis unreachable", function () {
+  this.timeout(60_000);
+  let dir: string;
+  let port: number;
+  let server: RunningProcess;
+  let fake: FakeProvider;
+  let proxy: { proc: RunningProcess; url: string };
+
+  const startRedis = async () => {
+    server = startProcess(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+      {},
+    );
+    await server.waitForOutput(/Ready to accept connections/);
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "terse-redis-"));
+    port = await freePort();
+    await startRedis();
+    fake = await startFakeProvider();
+    proxy = await startProxy(`redis://127.0.0.1:${port}`, fake.url);
+  });
+  after(async () => {
+    await proxy.proc.stop();
+    await server.stop();
+    await fake.close();
+  });
+
+  it("answers 503 auth cache unavailable, never 401, while Redis is down; buffered events arrive once it is back", async () => {
+    const rawKey = generateRawKey();
+    const seed = new Redis(port);
+    await seed.set(CACHE_GENERATION_KEY, "1");
+    await seed.hset(cacheKeyFor(hashKey(rawKey)), record(1000));
+    seed.disconnect();
+    // Kill Redis while the upstream is still answering: the request completes, its event cannot be enqueued.
+    fake.set({ hang: true });
+    const inFlight = call(proxy.url, rawKey);
+    await waitFor(() => fake.received.length === 1, { what: "request upstream" });
+    await server.stop("SIGKILL");
+    fake.set({ hang: false });
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${rawKey}`,
+        "x-provider-key": PROVIDER_KEY,
+        "content-type": "application/json",
+      },
+      body: "{}",
+    });
+    expect(res.status).to.equal(503);
+    expect(((await res.json()) as { error: { message: string } }).error.message).to.equal("auth cache unavailable");
+    fake.received.length = 0;
+    // The hanging request ends (idle timeout is long, so end it from the fake's side).
+    fake.server.closeAllConnections();
+    expect([502, 504, 200]).to.include((await inFlight).status);
+    await startRedis();
+    const queue = new Queue(USAGE_QUEUE, { connection: { port } });
+    const events = await waitFor(
+      async () => {
+        const jobs = await queue.getJobs(["waiting", "active", "completed", "delayed"]);
+        const all = jobs.flatMap((j) => (j.data as { events: UsageEvent[] }).events);
+        return all.length > 0 ? all : undefined;
+      },
+      { timeoutMs: 20_000, what: "the buffered event in the restarted Redis" },
+    );
+    expect(events).to.have.length(1);
+    expect(events[0]?.key_id).to.equal("key_replicas");
+    await queue.close();
+  });
+});

@@ -1,0 +1,148 @@
+import { request } from "node:http";
+import { waitFor } from "@terse/testkit";
+import { expect } from "chai";
+import { type Harness, logLines, PROVIDER_KEY, startHarness } from "./harness.ts";
+
+// Streaming without buffering, client aborts, dead and silent upstreams, and upstream
+// errors with the provider key redacted.
+
+describe("data plane: streams, aborts and upstream failures", () => {
+  let h: Harness;
+  let auth: Record<string, string>;
+
+  before(async () => {
+    h = await startHarness({ UPSTREAM_IDLE_TIMEOUT_MS: "400", UPSTREAM_CONNECT_TIMEOUT_MS: "300" });
+    auth = {
+      authorization: `Bearer ${(await h.addKey()).rawKey}`,
+      "x-provider-key": PROVIDER_KEY,
+      "content-type": "application/json",
+    };
+  });
+  after(() => h.close());
+  beforeEach(() => h.fake.reset());
+
+  const chat = (extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Tell me a story" }],
+      stream: true,
+      ...extra,
+    });
+
+  it("relays each SSE chunk before the upstream sends the next (200 ms apart)", async () => {
+    h.fake.set({ chunkDelayMs: 200, text: "one two three four " });
+    const res = await fetch(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth, body: chat() });
+    expect(res.headers.get("content-type")).to.match(/text\/event-stream/);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const arrivals: number[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const events = new TextDecoder().decode(value).split("\n\n").filter(Boolean).length;
+      for (let i = 0; i < events; i++) arrivals.push(Date.now());
+    }
+    // role chunk, 4 text chunks, finish chunk, [DONE] (the usage chunk was removed).
+    expect(arrivals.length).to.equal(7);
+    const gaps = arrivals.slice(1).map((t, i) => t - (arrivals[i] ?? t));
+    // Chunks arrive spread out as the upstream sent them, not all at once at the end.
+    expect(gaps.filter((g) => g >= 150).length).to.be.at.least(5);
+  });
+
+  it("aborts the upstream when the caller hangs up, and still meters with estimated tokens", async () => {
+    h.fake.set({ chunkDelayMs: 300, text: "alpha beta gamma delta epsilon zeta eta theta " });
+    const controller = new AbortController();
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: auth,
+      body: chat(),
+      signal: controller.signal,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    await reader.read();
+    controller.abort();
+    await h.fake.aborted; // the upstream saw its connection closed
+    const event = await waitFor(async () => (await h.events()).find((e) => e.estimated && e.streamed));
+    expect(event.output_tokens).to.be.greaterThan(0);
+    expect(event.input_tokens).to.be.greaterThan(0);
+  });
+
+  it("answers 504 upstream timeout when the upstream stays silent past the idle timeout", async () => {
+    h.fake.set({ hang: true });
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: auth,
+      body: chat({ stream: false }),
+    });
+    expect(res.status).to.equal(504);
+    expect(((await res.json()) as { error: { message: string } }).error.message).to.equal("upstream timeout");
+  });
+
+  for (const [provider, path, body] of [
+    ["openai", "/v1/chat/completions", { model: "gpt-4o-mini", messages: [] }],
+    ["anthropic", "/v1/messages", { model: "claude-test", max_tokens: 5, messages: [] }],
+    ["gemini", "/v1/generateContent", { model: "gemini-2.5-flash", contents: [] }],
+  ] as const) {
+    it(`passes a ${provider} upstream error through with its status, the provider key redacted`, async () => {
+      h.fake.set({ status: 401 });
+      const res = await fetch(`${h.url}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+      expect(res.status).to.equal(401);
+      const text = await res.text();
+      expect(text).to.include("[REDACTED]");
+      expect(text).not.to.include(PROVIDER_KEY);
+      expect(text).not.to.include(PROVIDER_KEY.slice(-4));
+    });
+  }
+
+  it("never logs the service key, the provider key or the Gemini upstream URL", async () => {
+    await fetch(`${h.url}/v1/generateContent`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ model: "gemini-2.5-flash", contents: [] }),
+    });
+    const logs = logLines.join("\n");
+    expect(logs).to.include("proxied");
+    expect(logs).not.to.include(PROVIDER_KEY);
+    expect(logs).not.to.include(auth.authorization?.slice(7));
+    expect(logs).not.to.include("key=");
+  });
+
+  it("closes the stream cleanly for a caller using raw HTTP/1.1 with keep-alive", async () => {
+    const body = chat({ stream: false });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        `${h.url}/v1/chat/completions`,
+        { method: "POST", headers: { ...auth, "content-length": Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+    expect(status).to.equal(200);
+  });
+});
+
+// Its own harness: harnesses share the area's Redis db, so they must not overlap.
+describe("data plane: a dead upstream", () => {
+  it("answers 502 upstream unavailable quickly when nothing listens upstream", async () => {
+    const dead = await startHarness({ OPENAI_BASE_URL: "http://127.0.0.1:1" });
+    try {
+      const key = await dead.addKey();
+      const auth = { "x-provider-key": PROVIDER_KEY, "content-type": "application/json" };
+      const started = Date.now();
+      const res = await fetch(`${dead.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, authorization: `Bearer ${key.rawKey}` },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
+      });
+      expect(res.status).to.equal(502);
+      expect(((await res.json()) as { error: { message: string } }).error.message).to.equal("upstream unavailable");
+      expect(Date.now() - started).to.be.lessThan(1_000);
+    } finally {
+      await dead.close();
+    }
+  });
+});
