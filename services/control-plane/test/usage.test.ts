@@ -1,0 +1,201 @@
+import { QUOTA_CHANNEL, quotaExceededKeyFor, quotaMonth } from "@terse/keys";
+import { expect } from "chai";
+import { reevaluateQuota } from "../src/domain/usage-quota.ts";
+import { UsageRecorder } from "../src/domain/usage-recorder.ts";
+import { itRefusesBadTokens } from "./auth-checks.ts";
+import {
+  api,
+  createAccount,
+  createKey,
+  type ErrorBody,
+  type Harness,
+  startHarness,
+  type TestAccount,
+} from "./harness.ts";
+
+// GET /v1/usage (the dashboard's charts) over events recorded by the same code the
+// gRPC service runs, and the quota mark's re-evaluation after a plan change.
+
+interface UsageBody {
+  from: string;
+  to: string;
+  group_by: string;
+  data: Record<string, unknown>[];
+  totals: {
+    requests: number;
+    input_tokens: number;
+    output_tokens: number;
+    input_tokens_before_compression: number;
+    tokens_saved: number;
+  };
+}
+
+describe("GET /v1/usage", () => {
+  let h: Harness;
+  let me: TestAccount;
+  let other: TestAccount;
+  let keyA: string;
+  let keyB: string;
+  let otherKey: string;
+  let seq = 0;
+
+  const event = (
+    keyId: string,
+    accountId: string,
+    day: string,
+    input: number,
+    before: number,
+    model = "gpt-4o-mini",
+  ) => ({
+    event_id: `evt_usage_${++seq}`,
+    key_id: keyId,
+    account_id: accountId,
+    provider: "openai",
+    model,
+    status: 200,
+    streamed: false,
+    input_tokens: input,
+    output_tokens: 10,
+    input_tokens_before_compression: before,
+    estimated: false,
+    intensity: "full",
+    compression_reason: "key setting",
+    latency_ms: 5,
+    started_at: `${day}T12:00:00.000Z`,
+  });
+
+  before(async () => {
+    h = await startHarness("usage");
+    me = await createAccount(h, "pro");
+    other = await createAccount(h, "pro");
+    keyA = (await createKey(h, me, { name: "a" })).id;
+    keyB = (await createKey(h, me, { name: "b" })).id;
+    otherKey = (await createKey(h, other, { name: "theirs" })).id;
+    const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+    await recorder.record([
+      event(keyA, me.id, "2026-11-01", 100, 150),
+      event(keyA, me.id, "2026-11-01", 100, 100, "claude-test"),
+      event(keyB, me.id, "2026-11-03", 50, 80),
+      event(otherKey, other.id, "2026-11-01", 9_999, 9_999),
+    ]);
+  });
+  after(() => h.stop());
+
+  const get = (query: string, token = me.token) => api<UsageBody & ErrorBody>(h, "GET", `/v1/usage${query}`, { token });
+
+  it("groups the caller's usage by day, every day of the range present, with tokens saved", async () => {
+    const res = await get("?from=2026-11-01T00:00:00Z&to=2026-11-04T00:00:00Z");
+    expect(res.status).to.equal(200);
+    expect(res.body.group_by).to.equal("day");
+    expect(res.body.data.map((r) => r.day)).to.deep.equal(["2026-11-01", "2026-11-02", "2026-11-03"]);
+    expect(res.body.data[0]).to.include({
+      requests: 2,
+      input_tokens: 200,
+      output_tokens: 20,
+      input_tokens_before_compression: 250,
+      tokens_saved: 50,
+    });
+    expect(res.body.data[1]).to.include({ requests: 0, input_tokens: 0, tokens_saved: 0 });
+    expect(res.body.totals).to.deep.equal({
+      requests: 3,
+      input_tokens: 250,
+      output_tokens: 30,
+      input_tokens_before_compression: 330,
+      tokens_saved: 80,
+    });
+  });
+
+  it("groups by key with names and prefixes, and by model", async () => {
+    const byKey = await get("?from=2026-11-01&to=2026-11-30&group_by=key");
+    expect(byKey.status).to.equal(200);
+    const a = byKey.body.data.find((r) => r.key_id === keyA);
+    expect(a).to.include({ key_name: "a", requests: 2, tokens_saved: 50 });
+    expect(String(a?.key_prefix)).to.match(/^svc_live_/);
+    expect(byKey.body.data.some((r) => r.key_id === otherKey)).to.equal(false);
+    const byModel = await get("?from=2026-11-01&to=2026-11-30&group_by=model");
+    expect(byModel.body.data.map((r) => r.model).sort()).to.deep.equal(["claude-test", "gpt-4o-mini"]);
+  });
+
+  it("filters by one of the caller's keys, and answers 404 for another account's key", async () => {
+    const res = await get(`?from=2026-11-01&to=2026-11-30&key_id=${keyB}`);
+    expect(res.body.totals.requests).to.equal(1);
+    const theirs = await get(`?from=2026-11-01&to=2026-11-30&key_id=${otherKey}`);
+    expect(theirs.status).to.equal(404);
+    expect(theirs.body.error.message).to.equal("Not found");
+  });
+
+  it("defaults to the last 30 days by day", async () => {
+    const res = await get("");
+    expect(res.status).to.equal(200);
+    expect(res.body.data.length).to.be.within(30, 31);
+  });
+
+  for (const [query, param] of [
+    ["?from=yesterday", "from"],
+    ["?to=2026-13-01", "to"],
+    ["?group_by=week", "group_by"],
+    ["?from=2026-11-05&to=2026-11-01", "from"],
+    ["?from=2024-01-01&to=2026-01-01", "from"],
+    ["?bogus=1", "bogus"],
+  ] as const) {
+    it(`400 naming ${param} for ${query}`, async () => {
+      const res = await get(query);
+      expect(res.status).to.equal(400);
+      expect(res.body.error.param).to.equal(param);
+    });
+  }
+
+  itRefusesBadTokens(
+    () => h,
+    () => me,
+    () => [{ method: "GET", path: () => "/v1/usage" }],
+  );
+});
+
+describe("quota re-evaluation after a plan change", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness("quota", {
+      env: { TERSE_PLANS: JSON.stringify({ free: { monthly_tokens: 100 }, pro: { monthly_tokens: 1000 } }) },
+    });
+  });
+  after(() => h.stop());
+
+  it("clears the mark at once on an upgrade and sets it on a downgrade, announcing each change", async () => {
+    const account = await createAccount(h, "free");
+    const key = await createKey(h, account);
+    await new UsageRecorder(h.prisma, h.config.TERSE_PLANS).record([
+      {
+        event_id: "evt_quota_1",
+        key_id: key.id,
+        account_id: account.id,
+        provider: "openai",
+        model: "m",
+        status: 200,
+        streamed: false,
+        input_tokens: 150,
+        output_tokens: 0,
+        input_tokens_before_compression: 150,
+        estimated: false,
+        intensity: null,
+        compression_reason: null,
+        latency_ms: 1,
+        started_at: new Date().toISOString(),
+      },
+    ]);
+    const set = quotaExceededKeyFor(quotaMonth());
+    const sub = h.redis.duplicate();
+    const messages: string[] = [];
+    sub.on("message", (_c: string, m: string) => messages.push(m));
+    await sub.subscribe(QUOTA_CHANNEL);
+    const deps = { db: h.prisma, redis: h.appRedis, plans: h.config.TERSE_PLANS };
+    expect(await reevaluateQuota(deps, account.id)).to.equal(true);
+    expect(await h.redis.sismember(set, account.id)).to.equal(1);
+    await h.prisma.account.update({ where: { id: account.id }, data: { plan: "pro" } });
+    expect(await reevaluateQuota(deps, account.id)).to.equal(false);
+    expect(await h.redis.sismember(set, account.id)).to.equal(0);
+    const { waitFor } = await import("@terse/testkit");
+    await waitFor(() => messages.length === 2, { what: "two announcements" });
+    sub.disconnect();
+  });
+});
