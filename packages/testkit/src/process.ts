@@ -26,6 +26,9 @@ export function startProcess(command: string, args: string[], env: Record<string
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group: tsx runs the program in a child process, and a signal to
+    // the group reaches both (SIGKILL to the tsx parent alone would orphan the child).
+    detached: true,
   });
   let out = "";
   const listeners = new Set<() => void>();
@@ -68,7 +71,12 @@ export function startProcess(command: string, args: string[], env: Record<string
       });
     },
     async stop(signal = "SIGTERM") {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+        // tsx relays SIGTERM/SIGINT to its child itself (sending them to the group too would
+        // deliver them twice and defeat graceful shutdown); SIGKILL cannot be relayed.
+        if (signal === "SIGKILL") process.kill(-child.pid, signal);
+        else child.kill(signal);
+      }
       return exited;
     },
   };

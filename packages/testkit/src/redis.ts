@@ -16,6 +16,7 @@ export const TEST_REDIS_DB = {
   deploy: 6,
   e2e: 7,
   compression: 8,
+  bench: 9,
 } as const;
 
 export function testRedisUrl(area: keyof typeof TEST_REDIS_DB): string {
