@@ -152,6 +152,45 @@ describe("GET /v1/usage", () => {
   );
 });
 
+describe("UsageRecorder", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness("recorder");
+  });
+  after(() => h.stop());
+
+  it("counts an event once when it comes twice in one batch and again in a later one", async () => {
+    const account = await createAccount(h, "pro");
+    const key = await createKey(h, account);
+    const e = {
+      event_id: "evt_twice",
+      key_id: key.id,
+      account_id: account.id,
+      provider: "openai",
+      model: "m",
+      status: 200,
+      streamed: false,
+      input_tokens: 40,
+      output_tokens: 2,
+      input_tokens_before_compression: 40,
+      estimated: false,
+      intensity: null,
+      compression_reason: null,
+      latency_ms: 1,
+      started_at: new Date().toISOString(),
+    };
+    const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+    const first = await recorder.record([e, { ...e }]);
+    expect(first.results.map((r) => r.outcome)).to.deep.equal(["INSERTED"]);
+    const again = await recorder.record([e]);
+    expect(again.results.map((r) => r.outcome)).to.deep.equal(["DUPLICATE"]);
+    const totals = await h.prisma.accountMonthlyUsage.findFirstOrThrow({ where: { accountId: account.id } });
+    expect(Number(totals.tokens)).to.equal(42);
+    expect(Number(totals.requests)).to.equal(1);
+    expect(again.accounts[0]).to.include({ account_id: account.id, tokens: 42, exceeded: false });
+  });
+});
+
 describe("quota re-evaluation after a plan change", () => {
   let h: Harness;
   before(async () => {

@@ -63,7 +63,9 @@ export class UsageRecorder {
       results.set(event.event_id, { event_id: event.event_id, outcome: "REJECTED", reason });
       return false;
     });
-    const inserted = accepted.length > 0 ? await this.insert(accepted) : new Set<string>();
+    // The same event twice in one batch (a producer retry) is inserted once; its copy is a duplicate.
+    const unique = [...new Map(accepted.map((r) => [r.event.event_id, r])).values()];
+    const inserted = unique.length > 0 ? await this.insert(unique) : new Set<string>();
     for (const { event } of accepted) {
       results.set(event.event_id, {
         event_id: event.event_id,
@@ -84,50 +86,55 @@ export class UsageRecorder {
     return new Map(rows.map((r) => [r.id, r.accountId]));
   }
 
-  /** One transaction: insert what is new, then add only those rows to the monthly totals. */
+  /**
+   * One statement, so one round trip and atomic without an explicit transaction: insert
+   * what is new, then add only the rows that were really inserted (the RETURNING of the
+   * INSERT) to the monthly totals, and move last_used_at forward.
+   */
   private async insert(rows: Row[]): Promise<Set<string>> {
     const e = rows.map((r) => r.event);
-    return this.db.$transaction(async (tx) => {
-      const inserted = await tx.$queryRaw<{ event_id: string }[]>`
-        INSERT INTO usage_events (event_id, key_id, account_id, provider, model, status, streamed, input_tokens,
-          output_tokens, input_tokens_before_compression, estimated, intensity, compression_reason, latency_ms, started_at)
+    const months = rows.map((r) => r.month);
+    const inserted = await this.db.$queryRaw<{ event_id: string }[]>`
+      WITH input AS (
         SELECT * FROM unnest(
           ${e.map((x) => x.event_id)}::text[], ${e.map((x) => x.key_id)}::text[], ${e.map((x) => x.account_id)}::text[],
           ${e.map((x) => x.provider)}::text[], ${e.map((x) => x.model)}::text[], ${e.map((x) => x.status)}::int[],
           ${e.map((x) => x.streamed)}::bool[], ${e.map((x) => x.input_tokens)}::int[], ${e.map((x) => x.output_tokens)}::int[],
           ${e.map((x) => x.input_tokens_before_compression)}::int[], ${e.map((x) => x.estimated)}::bool[],
           ${e.map((x) => x.intensity)}::text[], ${e.map((x) => x.compression_reason)}::text[],
-          ${e.map((x) => x.latency_ms)}::int[], ${e.map((x) => x.started_at)}::timestamptz[])
+          ${e.map((x) => x.latency_ms)}::int[], ${e.map((x) => x.started_at)}::timestamptz[], ${months}::date[])
+          AS t(event_id, key_id, account_id, provider, model, status, streamed, input_tokens, output_tokens,
+               input_tokens_before_compression, estimated, intensity, compression_reason, latency_ms, started_at, month)
+      ),
+      ins AS (
+        INSERT INTO usage_events (event_id, key_id, account_id, provider, model, status, streamed, input_tokens,
+          output_tokens, input_tokens_before_compression, estimated, intensity, compression_reason, latency_ms, started_at)
+        SELECT event_id, key_id, account_id, provider, model, status, streamed, input_tokens, output_tokens,
+          input_tokens_before_compression, estimated, intensity, compression_reason, latency_ms, started_at FROM input
         ON CONFLICT (event_id) DO NOTHING
-        RETURNING event_id`;
-      const ids = new Set(inserted.map((r) => r.event_id));
-      const fresh = rows.filter((r) => ids.has(r.event.event_id));
-      if (fresh.length === 0) return ids;
-      await tx.$executeRaw`
+        RETURNING event_id
+      ),
+      fresh AS (SELECT input.* FROM input JOIN ins USING (event_id)),
+      accounts AS (
         INSERT INTO account_monthly_usage (account_id, month, tokens, requests)
-        SELECT account_id, month, sum(tokens), count(*) FROM unnest(
-          ${fresh.map((r) => r.event.account_id)}::text[], ${fresh.map((r) => r.month)}::date[],
-          ${fresh.map((r) => r.event.input_tokens + r.event.output_tokens)}::bigint[]) AS t(account_id, month, tokens)
-        GROUP BY account_id, month
+        SELECT account_id, month, sum(input_tokens + output_tokens), count(*) FROM fresh GROUP BY account_id, month
         ON CONFLICT (account_id, month) DO UPDATE SET tokens = account_monthly_usage.tokens + EXCLUDED.tokens,
-          requests = account_monthly_usage.requests + EXCLUDED.requests`;
-      await tx.$executeRaw`
+          requests = account_monthly_usage.requests + EXCLUDED.requests
+      ),
+      keys AS (
         INSERT INTO key_monthly_usage (key_id, month, tokens, requests)
-        SELECT key_id, month, sum(tokens), count(*) FROM unnest(
-          ${fresh.map((r) => r.event.key_id)}::text[], ${fresh.map((r) => r.month)}::date[],
-          ${fresh.map((r) => r.event.input_tokens + r.event.output_tokens)}::bigint[]) AS t(key_id, month, tokens)
-        GROUP BY key_id, month
+        SELECT key_id, month, sum(input_tokens + output_tokens), count(*) FROM fresh GROUP BY key_id, month
         ON CONFLICT (key_id, month) DO UPDATE SET tokens = key_monthly_usage.tokens + EXCLUDED.tokens,
-          requests = key_monthly_usage.requests + EXCLUDED.requests`;
-      // last_used_at only moves forward, whatever order the events arrive in.
-      await tx.$executeRaw`
+          requests = key_monthly_usage.requests + EXCLUDED.requests
+      ),
+      last_used AS (
+        -- last_used_at only moves forward, whatever order the events arrive in.
         UPDATE service_keys k SET last_used_at = GREATEST(k.last_used_at, t.latest)
-        FROM (SELECT key_id, max(started_at) AS latest FROM unnest(
-          ${fresh.map((r) => r.event.key_id)}::text[], ${fresh.map((r) => r.event.started_at)}::timestamptz[]) AS u(key_id, started_at)
-          GROUP BY key_id) t
-        WHERE k.id = t.key_id`;
-      return ids;
-    });
+        FROM (SELECT key_id, max(started_at) AS latest FROM fresh GROUP BY key_id) t
+        WHERE k.id = t.key_id
+      )
+      SELECT event_id FROM ins`;
+    return new Set(inserted.map((r) => r.event_id));
   }
 
   /** The month's total, the plan's limit and whether it is reached, per (account, month) the batch touched. */
