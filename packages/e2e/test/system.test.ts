@@ -204,6 +204,25 @@ describe("the whole system, as separate processes", function () {
     expect(status.message).to.include("token quota exceeded");
   });
 
+  it("lets calls through again at once after a plan upgrade (pnpm admin accounts:set-plan)", async () => {
+    await run(
+      `${REPO_ROOT}/node_modules/.bin/tsx`,
+      ["services/control-plane/src/cli/admin.ts", "accounts:set-plan", "--email", email, "--plan", "pro"],
+      { cwd: REPO_ROOT, env: { ...process.env, ...env } },
+    );
+    const answer = await waitFor(
+      async () => {
+        try {
+          return await client().chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] });
+        } catch {
+          return undefined;
+        }
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: "a call after the upgrade" },
+    );
+    expect(answer.choices[0]?.message.content).to.equal("Paris.");
+  });
+
   it("reports the usage and last_used_at on the control plane", async () => {
     const usage = await fetch(`${controlPlane}/v1/usage?group_by=key`, {
       headers: { authorization: `Bearer ${token}` },

@@ -151,7 +151,7 @@ describe("metering worker", function () {
       async () => {
         const t = await totals();
         const counts = await queue.getJobCounts("waiting", "active", "delayed");
-        return t.rows === 2000 && counts.waiting + counts.active + counts.delayed === 0 ? t : undefined;
+        return t.rows === 2000 && (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0 ? t : undefined;
       },
       { timeoutMs: 60_000, what: "all 2000 events recorded" },
     );
