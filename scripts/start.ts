@@ -86,13 +86,11 @@ async function main(): Promise<void> {
     const line = await proc.waitForOutput(svc.ready, 60_000);
     urls.push(`  ${svc.name.padEnd(16)} ${line.match(svc.ready)?.[1] ?? "running"}`);
   }
-  const cp = urls[0]?.trim().split(/\s+/)[1] ?? "http://127.0.0.1:8080";
   console.log(
     [
       "",
       "terse is running:",
       ...urls,
-      `  dashboard        ${cp}/dashboard/keys`,
       "",
       `demo login: ${demo.email} / ${demo.password}`,
       "Ctrl-C stops everything.",

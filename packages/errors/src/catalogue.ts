@@ -23,7 +23,11 @@ export const ERROR_CATALOGUE = {
   // Key management and login (control plane).
   invalid_request: { status: 400, type: "invalid_request_error", message: "Invalid request" },
   field_not_editable: { status: 400, type: "invalid_request_error", message: "Field is not editable" },
-  unsupported_media_type: { status: 415, type: "invalid_request_error", message: "Content-Type must be application/json" },
+  unsupported_media_type: {
+    status: 415,
+    type: "invalid_request_error",
+    message: "Content-Type must be application/json",
+  },
   payload_too_large: { status: 413, type: "invalid_request_error", message: "Request body too large" },
   missing_access_token: { status: 401, type: "authentication_error", message: "Missing access token" },
   invalid_access_token: { status: 401, type: "authentication_error", message: "Invalid access token" },
@@ -43,6 +47,8 @@ export const ERROR_CATALOGUE = {
   upstream_timeout: { status: 504, type: "upstream_error", message: "upstream timeout" },
   // Either.
   auth_cache_unavailable: { status: 503, type: "api_error", message: "auth cache unavailable" },
+  /** A dependency other than the key cache (e.g. the login throttle's Redis) is down. */
+  service_unavailable: { status: 503, type: "api_error", message: "service temporarily unavailable" },
   shutting_down: { status: 503, type: "api_error", message: "server is shutting down" },
   route_not_found: { status: 404, type: "not_found_error", message: "Not found" },
   method_not_allowed: { status: 405, type: "invalid_request_error", message: "Method not allowed" },
@@ -68,9 +74,13 @@ export class ApiError extends Error {
   /** Extra response headers (Retry-After, X-RateLimit-*). */
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, options: { message?: string; param?: string; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; param?: string; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     const entry = ERROR_CATALOGUE[code];
-    super(options.message ?? entry.message);
+    // The cause is for logs only: toEnvelope() never shows it.
+    super(options.message ?? entry.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ApiError";
     this.code = code;
     this.status = entry.status;

@@ -1,0 +1,37 @@
+import { ApiError } from "@terse/errors";
+import type { NextFunction, Request, Response } from "express";
+
+// The one error handler of the control plane: everything becomes the envelope of
+// @terse/errors. 5xx are logged with the request id and never show internals.
+
+/** body-parser's error types, by what they mean for the caller. */
+const BODY_ERRORS: Record<string, () => ApiError> = {
+  "entity.parse.failed": () => new ApiError("invalid_request", { message: "Request body is not valid JSON" }),
+  "entity.too.large": () => new ApiError("payload_too_large"),
+  "encoding.unsupported": () => new ApiError("unsupported_media_type", { message: "Unsupported content encoding" }),
+  "charset.unsupported": () => new ApiError("unsupported_media_type", { message: "Unsupported charset" }),
+  "request.aborted": () => new ApiError("invalid_request", { message: "Request aborted" }),
+  "request.size.invalid": () =>
+    new ApiError("invalid_request", { message: "Request size did not match Content-Length" }),
+};
+
+function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  const type = (err as { type?: unknown } | null)?.type;
+  if (typeof type === "string") return BODY_ERRORS[type]?.() ?? null;
+  return null;
+}
+
+export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+  const apiError = toApiError(err) ?? new ApiError("internal_error");
+  if (apiError.status >= 500) req.log?.error({ err }, apiError.message);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.status(apiError.status).set(apiError.headers).json(apiError.toEnvelope());
+}
+
+export function notFound(_req: Request, _res: Response, next: NextFunction): void {
+  next(new ApiError("route_not_found"));
+}

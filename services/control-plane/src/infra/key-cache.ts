@@ -1,0 +1,84 @@
+import { ApiError } from "@terse/errors";
+import { CACHE_GENERATION_KEY, type CachedKey, cacheKeyFor, encodeCachedKey } from "@terse/keys";
+import type { Redis } from "ioredis";
+
+// The ONLY writer of the Redis key cache (DESIGN.md section 2). The layout belongs to
+// @terse/keys, shared with the data plane that reads it.
+
+/** One key's record as the data plane needs it, under the SHA-256 of the raw key. */
+export interface CacheEntry {
+  keyHash: string;
+  value: CachedKey;
+}
+
+const SCAN_PATTERN = "svc:key:*";
+const SCAN_BATCH = 2_000;
+
+export class KeyCache {
+  constructor(private readonly redis: Redis) {}
+
+  /**
+   * Writes `put` and removes `remove` in one MULTI, so a rotation swaps the old key for
+   * the new one atomically for every reader.
+   */
+  async apply(change: { put?: CacheEntry[]; remove?: string[] }): Promise<void> {
+    const multi = this.redis.multi();
+    for (const entry of change.put ?? []) multi.hset(cacheKeyFor(entry.keyHash), encodeCachedKey(entry.value));
+    for (const hash of change.remove ?? []) multi.unlink(cacheKeyFor(hash));
+    await this.run(async () => {
+      const results = await multi.exec();
+      const failed = results?.find(([err]) => err !== null);
+      if (!results || failed) throw failed?.[0] ?? new Error("MULTI aborted");
+    });
+  }
+
+  /** Resync: many records in one pipeline (no MULTI: a full rewrite needs no atomicity). */
+  async putMany(entries: CacheEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const entry of entries) pipeline.hset(cacheKeyFor(entry.keyHash), encodeCachedKey(entry.value));
+    await this.run(() => execPipeline(pipeline));
+  }
+
+  /** Resync: removes records by their Redis key names (as `cachedKeyNames` yields them). */
+  async removeByName(names: string[]): Promise<void> {
+    if (names.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (let i = 0; i < names.length; i += 500) pipeline.unlink(...names.slice(i, i + 500));
+    await this.run(() => execPipeline(pipeline));
+  }
+
+  /** The Redis key names of every cached key record, in batches as SCAN returns them. */
+  async *cachedKeyNames(): AsyncGenerator<string[]> {
+    let cursor = "0";
+    do {
+      const [next, names] = await this.run(() => this.redis.scan(cursor, "MATCH", SCAN_PATTERN, "COUNT", SCAN_BATCH));
+      cursor = next;
+      if (names.length > 0) yield names;
+    } while (cursor !== "0");
+  }
+
+  /** Marks the cache complete; the data plane answers 503 while the stamp is missing. */
+  async stampGeneration(generation: string): Promise<void> {
+    await this.run(() => this.redis.set(CACHE_GENERATION_KEY, generation));
+  }
+
+  async hasGeneration(): Promise<boolean> {
+    return (await this.run(() => this.redis.exists(CACHE_GENERATION_KEY))) === 1;
+  }
+
+  /** Any Redis failure is the same answer to the caller: the cache cannot be written. */
+  private async run<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (cause) {
+      throw new ApiError("auth_cache_unavailable", { cause });
+    }
+  }
+}
+
+async function execPipeline(pipeline: ReturnType<Redis["pipeline"]>): Promise<void> {
+  const results = await pipeline.exec();
+  const failed = results?.find(([err]) => err !== null);
+  if (!results || failed) throw failed?.[0] ?? new Error("pipeline aborted");
+}

@@ -1,0 +1,93 @@
+// The control plane as a process: config, migrations, key-cache resync, HTTP and gRPC,
+// graceful shutdown. `pnpm --filter
+// @terse/control-plane start`, or `tsx services/control-plane/src/main.ts`.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { controlPlaneEnv, loadConfigOrExit } from "@terse/config";
+import { createDb, type Db, migrate } from "@terse/db";
+import { createLogger, type Logger } from "@terse/logger";
+import type { Redis } from "ioredis";
+import { createApp } from "./app.ts";
+import type { Lifecycle } from "./context.ts";
+import { resyncKeyCache } from "./domain/cache-resync.ts";
+import { warmUpPasswords } from "./domain/passwords.ts";
+import { startGrpcServer } from "./grpc/server.ts";
+import { KeyCache } from "./infra/key-cache.ts";
+import { KeyStore } from "./infra/key-store.ts";
+import { createRedis } from "./infra/redis.ts";
+
+/** How often the generation stamp is checked; a missing stamp (Redis flushed or replaced) triggers a resync. */
+const CACHE_WATCH_INTERVAL_MS = 5_000;
+
+/** Watches the generation stamp and rebuilds the cache when Redis lost it. */
+function watchKeyCache(deps: { db: Db; redis: Redis; logger: Logger }): NodeJS.Timeout {
+  const cache = new KeyCache(deps.redis);
+  const store = new KeyStore(deps.db);
+  let running = false;
+  const timer = setInterval(async () => {
+    if (running) return;
+    running = true;
+    try {
+      if (!(await cache.hasGeneration())) {
+        deps.logger.warn("key cache generation stamp missing; resyncing");
+        await resyncKeyCache({ db: deps.db, store, cache, logger: deps.logger });
+      }
+    } catch (err) {
+      deps.logger.warn({ err }, "key cache check failed; retrying");
+    } finally {
+      running = false;
+    }
+  }, CACHE_WATCH_INTERVAL_MS);
+  return timer.unref();
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(controlPlaneEnv);
+  const logger = createLogger({ service: "control-plane", level: config.LOG_LEVEL });
+  const migrated = await migrate(config.DATABASE_URL);
+  if (migrated.applied.length > 0) logger.info({ applied: migrated.applied }, "migrations applied");
+
+  const db = createDb(config.DATABASE_URL);
+  const redis = createRedis(config.REDIS_URL);
+  redis.on("error", (err) => logger.warn({ err: err.message }, "redis connection error"));
+  await redis.connect();
+  await resyncKeyCache({ db, store: new KeyStore(db), cache: new KeyCache(redis), logger });
+  await warmUpPasswords();
+  const watcher = watchKeyCache({ db, redis, logger });
+
+  const lifecycle: Lifecycle = { shuttingDown: false };
+  const server = createServer(createApp({ config, db, redis, logger, lifecycle }));
+  let grpc: Awaited<ReturnType<typeof startGrpcServer>> | undefined;
+
+  const shutdown = async (signal: string) => {
+    if (lifecycle.shuttingDown) return;
+    lifecycle.shuttingDown = true; // /readyz answers 503 from now on
+    logger.info({ signal }, "shutting down");
+    clearInterval(watcher);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections go as soon as their request in flight is answered...
+    const reaper = setInterval(() => server.closeIdleConnections(), 100);
+    // ...and in-flight requests get the grace period, then their connections are cut.
+    const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS).unref();
+    await Promise.all([closed, grpc?.stop()]);
+    clearInterval(reaper);
+    clearTimeout(force);
+    await db.$disconnect();
+    await redis.quit().catch(() => redis.disconnect());
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.CONTROL_PLANE_PORT, resolve);
+  });
+  grpc = await startGrpcServer({ config, db, redis, logger }); // the metering worker's RecordUsage
+  const { port } = server.address() as AddressInfo;
+  logger.info({ port }, "control plane started");
+  process.stdout.write(`control-plane listening on http://127.0.0.1:${port}\n`);
+}
+
+await main();

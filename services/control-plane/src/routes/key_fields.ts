@@ -1,0 +1,40 @@
+import { CONTEXT_LEVELS, INTENSITIES } from "@terse/keys";
+import { z } from "zod";
+import type { KeySettings } from "../infra/key-store.ts";
+
+// The settable fields of a key (spec 2.1 and 4.1), shared by create and PATCH. Each
+// message completes "<field> ..." in the 400 that names the field.
+
+export const MAX_NAME_LENGTH = 64;
+
+export const keySettingFields = {
+  name: z
+    .string({ error: "must be a string" })
+    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
+    .refine((s) => s.trim().length > 0, "must not be empty")
+    // Names show up in lists and logs: no line breaks or other control characters.
+    .refine((s) => !/\p{Cc}/u.test(s), "must not contain control characters"),
+  intensity: z.enum(INTENSITIES, { error: `must be one of ${INTENSITIES.join(", ")}` }),
+  auto_compress_input: z.boolean({ error: "must be a boolean" }),
+  smart_detect_enabled: z.boolean({ error: "must be a boolean" }),
+  context_compress: z.boolean({ error: "must be a boolean" }),
+  context_compress_level: z.enum(CONTEXT_LEVELS, { error: `must be one of ${CONTEXT_LEVELS.join(", ")}` }),
+};
+
+export const keySettingsBody = z.strictObject(keySettingFields).partial();
+export type KeySettingsBody = z.infer<typeof keySettingsBody>;
+
+/** API field names -> the store's. */
+export function toKeySettings(body: KeySettingsBody): Partial<KeySettings> {
+  const out: Partial<KeySettings> = {};
+  if (body.name !== undefined) out.name = body.name;
+  if (body.intensity !== undefined) out.intensity = body.intensity;
+  if (body.auto_compress_input !== undefined) out.autoCompressInput = body.auto_compress_input;
+  if (body.smart_detect_enabled !== undefined) out.smartDetectEnabled = body.smart_detect_enabled;
+  if (body.context_compress !== undefined) out.contextCompress = body.context_compress;
+  if (body.context_compress_level !== undefined) out.contextCompressLevel = body.context_compress_level;
+  return out;
+}
+
+/** Rotate and DELETE take no request body; an empty JSON object is accepted too. */
+export const emptyBody = z.strictObject({});

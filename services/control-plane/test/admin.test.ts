@@ -1,0 +1,116 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { CACHE_GENERATION_KEY, cacheKeyFor, hashKey } from "@terse/keys";
+import { REPO_ROOT, testRedisUrl } from "@terse/testkit";
+import { expect } from "chai";
+import { DEMO_EMAIL, seedDemoAccount } from "../src/cli/seed.ts";
+import { verifyPassword } from "../src/domain/passwords.ts";
+import { api, createKey, type Harness, startHarness, tokensFor } from "./harness.ts";
+
+// `pnpm admin ...` as an operator runs it: a real process, its stdout and exit code.
+
+const run = promisify(execFile);
+const TSX = `${REPO_ROOT}/node_modules/.bin/tsx`;
+
+describe("pnpm admin", function () {
+  this.timeout(60_000);
+  let h: Harness;
+  let env: NodeJS.ProcessEnv;
+
+  before(async () => {
+    h = await startHarness("admin");
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: h.db.url,
+      REDIS_URL: testRedisUrl("controlPlane"),
+    };
+  });
+  after(() => h.stop());
+
+  async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await run(TSX, ["services/control-plane/src/cli/admin.ts", ...args], {
+        cwd: REPO_ROOT,
+        env,
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  }
+
+  const password = "an admin password 123";
+
+  it("accounts:create prints the account as JSON, never the password or its hash", async () => {
+    const res = await admin("accounts:create", "--email", "Ops@Example.com", "--password", password, "--plan", "free");
+    expect(res.code).to.equal(0);
+    const account = JSON.parse(res.stdout) as Record<string, unknown>;
+    expect(Object.keys(account).sort()).to.deep.equal(["created_at", "email", "id", "plan"]);
+    expect(account).to.include({ email: "ops@example.com", plan: "free" });
+    expect(res.stdout).not.to.include(password);
+    expect(res.stdout).not.to.include("argon2");
+    const row = await h.db.query<{ password_hash: string }>("SELECT password_hash FROM accounts WHERE id = $1", [
+      account.id,
+    ]);
+    expect(row.rows[0]?.password_hash).to.match(/^\$argon2id\$/);
+    expect(await verifyPassword(row.rows[0]?.password_hash ?? null, password)).to.equal(true);
+  });
+
+  it("accounts:create refuses an existing email, a bad plan and a missing option (exit 2, one line)", async () => {
+    const dup = await admin("accounts:create", "--email", "ops@example.com", "--password", password, "--plan", "pro");
+    expect(dup.code).to.equal(2);
+    expect(dup.stderr).to.include("already exists");
+    const badPlan = await admin(
+      "accounts:create",
+      "--email",
+      "x@example.com",
+      "--password",
+      password,
+      "--plan",
+      "gold",
+    );
+    expect(badPlan.code).to.equal(2);
+    expect(badPlan.stderr).to.include("--plan must be one of free, pro, team, enterprise");
+    const missing = await admin("accounts:create", "--email", "y@example.com", "--plan", "pro");
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.include("--password is required");
+  });
+
+  it("accounts:set-plan changes the plan and rewrites the account's cached keys", async () => {
+    const row = await h.db.query<{ id: string }>("SELECT id FROM accounts WHERE email = 'ops@example.com'");
+    const id = String(row.rows[0]?.id);
+    const key = await createKey(h, { id, email: "ops@example.com", token: tokensFor(h).issue(id).access_token });
+    expect(await h.redis.hget(cacheKeyFor(hashKey(key.raw_key)), "plan")).to.equal("free");
+    const res = await admin("accounts:set-plan", "--email", "ops@example.com", "--plan", "team");
+    expect(res.code).to.equal(0);
+    expect(JSON.parse(res.stdout)).to.include({ email: "ops@example.com", plan: "team" });
+    expect(await h.redis.hget(cacheKeyFor(hashKey(key.raw_key)), "plan")).to.equal("team");
+    const unknown = await admin("accounts:set-plan", "--email", "nobody@example.com", "--plan", "team");
+    expect(unknown.code).to.equal(2);
+  });
+
+  it("cache:resync rebuilds the cache and prints what it did", async () => {
+    await h.redis.flushdb();
+    const res = await admin("cache:resync");
+    expect(res.code).to.equal(0);
+    const result = JSON.parse(res.stdout) as { written: number; removed: number; generation: string };
+    expect(result.written).to.equal(1);
+    expect(await h.redis.get(CACHE_GENERATION_KEY)).to.equal(result.generation);
+  });
+
+  it("seedDemoAccount creates the demo account once and keeps its printed password true", async () => {
+    const seedEnv = { DATABASE_URL: h.db.url, DEMO_PASSWORD: "demo-password-1" };
+    const first = await seedDemoAccount(seedEnv);
+    expect(first).to.deep.equal({ email: DEMO_EMAIL, password: "demo-password-1", created: true });
+    const again = await seedDemoAccount(seedEnv);
+    expect(again.created).to.equal(false);
+    const changed = await seedDemoAccount({ ...seedEnv, DEMO_PASSWORD: "demo-password-2" });
+    expect(changed.password).to.equal("demo-password-2");
+    const rows = await h.db.query("SELECT id FROM accounts WHERE email = $1", [DEMO_EMAIL]);
+    expect(rows.rows).to.have.length(1);
+    const login = await api(h, "POST", "/v1/auth/login", { body: { email: DEMO_EMAIL, password: "demo-password-2" } });
+    expect(login.status).to.equal(200);
+  });
+});
