@@ -1,8 +1,16 @@
-// Placeholder with the final signature of DESIGN.md section 5, so the data plane can wire
-// the hook now. The compression issue replaces the body of compressRequest.
+import { anthropicFormat } from "./formats/anthropic.ts";
+import { isRecord, type RequestFormat } from "./formats/format.ts";
+import { geminiFormat } from "./formats/gemini.ts";
+import { openaiFormat } from "./formats/openai.ts";
+import { type Intensity, instructionFor } from "./instructions.ts";
+import { detectIntensity } from "./smart-detect.ts";
+import { sumTokens } from "./tokens.ts";
+
+export { INSTRUCTIONS, instructionFor, type Intensity } from "./instructions.ts";
+export { detectIntensity } from "./smart-detect.ts";
+export { countContentTokens } from "./tokens.ts";
 
 export type Provider = "openai" | "anthropic" | "gemini";
-export type Intensity = "lite" | "full" | "ultra";
 export type ContextCompressLevel = "conservative" | "standard" | "aggressive";
 
 export interface CompressionSettings {
@@ -23,6 +31,41 @@ export interface CompressionResult {
   input_tokens_after: number;
 }
 
-export function compressRequest(_provider: Provider, body: unknown, _settings: CompressionSettings): CompressionResult {
-  return { body, intensity: null, reason: "not implemented", input_tokens_before: 0, input_tokens_after: 0 };
+const FORMATS: Record<Provider, RequestFormat> = {
+  openai: openaiFormat,
+  anthropic: anthropicFormat,
+  gemini: geminiFormat,
+};
+
+/**
+ * The one entry point (DESIGN.md section 5): the data plane, the benchmark and any tool
+ * call it the same way. Pure: no I/O, the input is never mutated.
+ */
+export function compressRequest(provider: Provider, body: unknown, settings: CompressionSettings): CompressionResult {
+  if (!isRecord(body))
+    return { body, intensity: null, reason: "not a JSON object", input_tokens_before: 0, input_tokens_after: 0 };
+  const format = FORMATS[provider];
+  const before = sumTokens(format.inputParts(body));
+  const unchanged = (reason: string): CompressionResult => ({
+    body,
+    intensity: null,
+    reason,
+    input_tokens_before: before,
+    input_tokens_after: before,
+  });
+
+  const structured = format.structuredOutput(body);
+  if (structured) return unchanged(structured);
+
+  const choice = settings.smart_detect_enabled
+    ? detectIntensity(format.latestUserText(body), settings.intensity)
+    : { intensity: settings.intensity, reason: "key setting" };
+  const compressed = format.withInstruction(body, instructionFor(choice.intensity));
+  return {
+    body: compressed,
+    intensity: choice.intensity,
+    reason: choice.reason,
+    input_tokens_before: before,
+    input_tokens_after: sumTokens(format.inputParts(compressed)),
+  };
 }

@@ -1,0 +1,47 @@
+import { isRecord, type RequestFormat, textOf } from "./format.ts";
+
+// Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
+// text / tool_use / tool_result blocks.
+//
+// The instruction is appended to `system` as a block of its own, after the caller's
+// blocks: every `cache_control` breakpoint stays on the block it was on, and the prefix
+// it caches (tools, then system up to it) is unchanged. A string system prompt becomes
+// one text block with the same text.
+
+const messagesOf = (body: Record<string, unknown>): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
+
+function systemBlocks(system: unknown): unknown[] {
+  if (typeof system === "string") return system === "" ? [] : [{ type: "text", text: system }];
+  return Array.isArray(system) ? system : [];
+}
+
+export const anthropicFormat: RequestFormat = {
+  structuredOutput(body) {
+    const choice = body.tool_choice;
+    if (isRecord(choice) && (choice.type === "tool" || choice.type === "any"))
+      return "structured output (tool_choice forces a tool call)";
+    const format = isRecord(body.output_format) ? body.output_format.type : undefined;
+    if (format === "json_schema") return "structured output (output_format json_schema)";
+    return null;
+  },
+
+  latestUserText(body) {
+    const messages = messagesOf(body);
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (isRecord(m) && m.role === "user") {
+        const text = textOf(m.content, ["tool_result"]);
+        if (text !== "" || typeof m.content === "string") return text;
+      }
+    }
+    return "";
+  },
+
+  withInstruction(body, instruction) {
+    return { ...body, system: [...systemBlocks(body.system), { type: "text", text: instruction }] };
+  },
+
+  inputParts(body) {
+    return [body.system ?? "", ...messagesOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
+  },
+};

@@ -1,0 +1,57 @@
+import { isRecord, type RequestFormat, textOf } from "./format.ts";
+
+// Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
+// (a Content), `generationConfig`, `toolConfig`. The REST API takes camelCase and
+// snake_case field names; whichever the caller used is kept.
+
+const contentsOf = (body: Record<string, unknown>): unknown[] => (Array.isArray(body.contents) ? body.contents : []);
+const systemKey = (body: Record<string, unknown>) =>
+  "system_instruction" in body ? "system_instruction" : "systemInstruction";
+
+function partsOf(system: unknown): unknown[] {
+  if (typeof system === "string") return [{ text: system }];
+  if (isRecord(system) && Array.isArray(system.parts)) return system.parts;
+  return [];
+}
+
+export const geminiFormat: RequestFormat = {
+  structuredOutput(body) {
+    const config = (
+      isRecord(body.generationConfig)
+        ? body.generationConfig
+        : isRecord(body.generation_config)
+          ? body.generation_config
+          : {}
+    ) as Record<string, unknown>;
+    const mime = config.responseMimeType ?? config.response_mime_type;
+    if (mime === "application/json" || mime === "text/x.enum") return `structured output (responseMimeType ${mime})`;
+    if (config.responseSchema ?? config.responseJsonSchema ?? config.response_schema)
+      return "structured output (responseSchema)";
+    const tool = (isRecord(body.toolConfig) ? body.toolConfig : {}) as { functionCallingConfig?: { mode?: string } };
+    if (tool.functionCallingConfig?.mode === "ANY") return "structured output (function calling mode ANY)";
+    return null;
+  },
+
+  latestUserText(body) {
+    const contents = contentsOf(body);
+    for (let i = contents.length - 1; i >= 0; i--) {
+      const c = contents[i];
+      if (isRecord(c) && (c.role === "user" || c.role === undefined)) {
+        const text = textOf(c.parts);
+        if (text !== "") return text;
+      }
+    }
+    return "";
+  },
+
+  withInstruction(body, instruction) {
+    const key = systemKey(body);
+    const current = body[key];
+    const base = isRecord(current) ? current : {};
+    return { ...body, [key]: { ...base, parts: [...partsOf(current), { text: instruction }] } };
+  },
+
+  inputParts(body) {
+    return [body[systemKey(body)] ?? "", ...contentsOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
+  },
+};

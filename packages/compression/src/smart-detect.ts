@@ -1,0 +1,48 @@
+import type { Intensity } from "./instructions.ts";
+
+// Smart detect: the level for one request, chosen from the latest user text,
+// deterministically and in microseconds (regular expressions over at most a few KB).
+// Precision work (code, diffs, stack traces, "exact" requests) leans to lite, so
+// nothing the user needs verbatim is squeezed; a short conversational question leans
+// to ultra; anything else keeps the key's own level.
+
+export interface Choice {
+  intensity: Intensity;
+  reason: string;
+}
+
+/** Only the tail of a long message is read: the ask is usually at the end. */
+const SCAN_CHARS = 4_000;
+/** Below this a question counts as short and conversational. */
+const SHORT_QUESTION_CHARS = 160;
+
+const SIGNALS: [RegExp, string][] = [
+  [/```/, "code block"],
+  [/^(?:diff --git|@@ -\d+,?\d* \+\d+,?\d* @@|[-+]{3} [ab]\/)/m, "diff"],
+  [
+    /^\s*(?:Traceback \(most recent call last\)|at [\w$.<>]+ \(.*:\d+:\d+\)|Exception in thread|panic:|\w+Error: )/m,
+    "stack trace or error",
+  ],
+  [
+    /\b(?:exact(?:ly)?|verbatim|word[- ]for[- ]word|step[- ]by[- ]step|in (?:full )?detail|thorough(?:ly)?|complete (?:code|list|implementation))\b/i,
+    "asks for exactness or detail",
+  ],
+  [/^\s*(?:def |class |function |const |let |import |#include|public |fn |func |SELECT |CREATE TABLE)/m, "code"],
+];
+
+export function detectIntensity(latestUserText: string, keyIntensity: Intensity): Choice {
+  const text = latestUserText.length > SCAN_CHARS ? latestUserText.slice(-SCAN_CHARS) : latestUserText;
+  for (const [pattern, what] of SIGNALS) {
+    if (pattern.test(text)) return { intensity: "lite", reason: `smart detect: ${what}` };
+  }
+  const trimmed = text.trim();
+  if (
+    trimmed.length > 0 &&
+    trimmed.length <= SHORT_QUESTION_CHARS &&
+    /\?\s*$/.test(trimmed) &&
+    !trimmed.includes("\n")
+  ) {
+    return { intensity: "ultra", reason: "smart detect: short question" };
+  }
+  return { intensity: keyIntensity, reason: "smart detect: no signal, key setting" };
+}
