@@ -1,3 +1,4 @@
+import { compressContext } from "./context/compress-context.ts";
 import { anthropicFormat } from "./formats/anthropic.ts";
 import { isRecord, type RequestFormat } from "./formats/format.ts";
 import { geminiFormat } from "./formats/gemini.ts";
@@ -9,6 +10,7 @@ import { sumTokens } from "./tokens.ts";
 export { INSTRUCTIONS, instructionFor, type Intensity } from "./instructions.ts";
 export { detectIntensity } from "./smart-detect.ts";
 export { countContentTokens } from "./tokens.ts";
+export { CONTEXT_LEVELS } from "./context/levels.ts";
 
 export type Provider = "openai" | "anthropic" | "gemini";
 export type ContextCompressLevel = "conservative" | "standard" | "aggressive";
@@ -54,17 +56,31 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     input_tokens_after: before,
   });
 
+  const context = settings.context_compress
+    ? compressContext(body, settings.context_compress_level, format.mapToolResults)
+    : undefined;
+  const shortened = context && context.changed > 0 ? context.body : body;
+  const contextNote = context && context.changed > 0 ? `; context: ${context.changed} tool results shortened` : "";
+
   const structured = format.structuredOutput(body);
-  if (structured) return unchanged(structured);
+  if (structured) {
+    return {
+      body: shortened,
+      intensity: null,
+      reason: structured + contextNote,
+      input_tokens_before: before,
+      input_tokens_after: sumTokens(format.inputParts(shortened)),
+    };
+  }
 
   const choice = settings.smart_detect_enabled
     ? detectIntensity(format.latestUserText(body), settings.intensity)
     : { intensity: settings.intensity, reason: "key setting" };
-  const compressed = format.withInstruction(body, instructionFor(choice.intensity));
+  const compressed = format.withInstruction(shortened, instructionFor(choice.intensity));
   return {
     body: compressed,
     intensity: choice.intensity,
-    reason: choice.reason,
+    reason: choice.reason + contextNote,
     input_tokens_before: before,
     input_tokens_after: sumTokens(format.inputParts(compressed)),
   };

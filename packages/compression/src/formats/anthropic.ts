@@ -1,4 +1,4 @@
-import { isRecord, type RequestFormat, textOf } from "./format.ts";
+import { isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
 // text / tool_use / tool_result blocks.
@@ -43,5 +43,22 @@ export const anthropicFormat: RequestFormat = {
 
   inputParts(body) {
     return [body.system ?? "", ...messagesOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
+  },
+
+  mapToolResults(body, transform) {
+    const messages = messagesOf(body).map((m) => {
+      if (!isRecord(m) || m.role !== "user" || !Array.isArray(m.content)) return m;
+      let touched = false;
+      const blocks = m.content.map((b: unknown) => {
+        if (!isRecord(b) || b.type !== "tool_result") return b;
+        const ref = String(b.tool_use_id ?? "");
+        const content = mapTextContent(b.content, (text) => transform(text, ref));
+        if (content === b.content) return b;
+        touched = true;
+        return { ...b, content };
+      });
+      return touched ? { ...m, content: blocks } : m;
+    });
+    return { ...body, messages };
   },
 };

@@ -54,4 +54,26 @@ export const geminiFormat: RequestFormat = {
   inputParts(body) {
     return [body[systemKey(body)] ?? "", ...contentsOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
   },
+
+  // A function response is a JSON object; when it is shortened, its text takes the
+  // place of the object as `{"output": ...}`, a shape the API accepts.
+  mapToolResults(body, transform) {
+    let ordinal = 0;
+    const contents = contentsOf(body).map((c) => {
+      if (!isRecord(c) || !Array.isArray(c.parts)) return c;
+      let touched = false;
+      const parts = c.parts.map((p: unknown) => {
+        if (!isRecord(p) || !isRecord(p.functionResponse)) return p;
+        const fr = p.functionResponse;
+        ordinal++;
+        const text = JSON.stringify(fr.response ?? {});
+        const next = transform(text, typeof fr.id === "string" ? fr.id : `${String(fr.name ?? "function")}#${ordinal}`);
+        if (next === text) return p;
+        touched = true;
+        return { ...p, functionResponse: { ...fr, response: { output: next } } };
+      });
+      return touched ? { ...c, parts } : c;
+    });
+    return { ...body, contents };
+  },
 };

@@ -1,4 +1,4 @@
-import { isRecord, type RequestFormat, textOf } from "./format.ts";
+import { isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
 //
@@ -38,5 +38,15 @@ export const openaiFormat: RequestFormat = {
 
   inputParts(body) {
     return [...messagesOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
+  },
+
+  mapToolResults(body, transform) {
+    const messages = messagesOf(body).map((m, i) => {
+      if (!isRecord(m) || m.role !== "tool") return m;
+      const ref = typeof m.tool_call_id === "string" ? m.tool_call_id : `#${i}`;
+      const content = mapTextContent(m.content, (text) => transform(text, ref));
+      return content === m.content ? m : { ...m, content };
+    });
+    return { ...body, messages };
   },
 };
