@@ -1,5 +1,6 @@
 import { compressContext } from "./context/compress-context.ts";
 import { anthropicFormat } from "./formats/anthropic.ts";
+import { compressInputText } from "./input-compression.ts";
 import { isRecord, type RequestFormat } from "./formats/format.ts";
 import { geminiFormat } from "./formats/gemini.ts";
 import { openaiFormat } from "./formats/openai.ts";
@@ -11,6 +12,8 @@ export { INSTRUCTIONS, instructionFor, type Intensity } from "./instructions.ts"
 export { detectIntensity } from "./smart-detect.ts";
 export { countContentTokens } from "./tokens.ts";
 export { CONTEXT_LEVELS } from "./context/levels.ts";
+export { compressInputText } from "./input-compression.ts";
+export { segment } from "./protected-spans.ts";
 
 export type Provider = "openai" | "anthropic" | "gemini";
 export type ContextCompressLevel = "conservative" | "standard" | "aggressive";
@@ -59,7 +62,8 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
   const context = settings.context_compress
     ? compressContext(body, settings.context_compress_level, format.mapToolResults)
     : undefined;
-  const shortened = context && context.changed > 0 ? context.body : body;
+  const contextBody = context && context.changed > 0 ? context.body : body;
+  const shortened = settings.auto_compress_input ? format.mapPromptTexts(contextBody, compressInputText) : contextBody;
   const contextNote = context && context.changed > 0 ? `; context: ${context.changed} tool results shortened` : "";
 
   const structured = format.structuredOutput(body);

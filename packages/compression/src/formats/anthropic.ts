@@ -45,6 +45,17 @@ export const anthropicFormat: RequestFormat = {
     return [body.system ?? "", ...messagesOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
   },
 
+  mapPromptTexts(body, f) {
+    const messages = messagesOf(body).map((m) => {
+      if (!isRecord(m) || m.role !== "user") return m;
+      // Text blocks only: tool_result blocks are not typed "text", so they are left alone.
+      const content = mapTextContent(m.content, f);
+      return content === m.content ? m : { ...m, content };
+    });
+    const system = body.system === undefined ? undefined : mapTextContent(body.system, f);
+    return system === undefined ? { ...body, messages } : { ...body, system, messages };
+  },
+
   mapToolResults(body, transform) {
     const messages = messagesOf(body).map((m) => {
       if (!isRecord(m) || m.role !== "user" || !Array.isArray(m.content)) return m;

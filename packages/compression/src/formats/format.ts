@@ -10,6 +10,8 @@ export interface RequestFormat {
   inputParts(body: Record<string, unknown>): unknown[];
   /** Rewrites the text of every tool result, in conversation order (see ToolResultMapper). */
   mapToolResults: ToolResultMapper;
+  /** A new body with `f` applied to the user's and system prompt text (never tool results or assistant turns). */
+  mapPromptTexts(body: Record<string, unknown>, f: (text: string) => string): Record<string, unknown>;
 }
 
 /**

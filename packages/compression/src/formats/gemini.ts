@@ -55,6 +55,26 @@ export const geminiFormat: RequestFormat = {
     return [body[systemKey(body)] ?? "", ...contentsOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
   },
 
+  mapPromptTexts(body, f) {
+    const mapParts = (c: unknown) => {
+      if (!isRecord(c) || !Array.isArray(c.parts)) return c;
+      let touched = false;
+      const parts = c.parts.map((p: unknown) => {
+        if (!isRecord(p) || typeof p.text !== "string") return p;
+        const text = f(p.text);
+        if (text === p.text) return p;
+        touched = true;
+        return { ...p, text };
+      });
+      return touched ? { ...c, parts } : c;
+    };
+    const contents = contentsOf(body).map((c) =>
+      isRecord(c) && (c.role === "user" || c.role === undefined) ? mapParts(c) : c,
+    );
+    const key = systemKey(body);
+    return key in body ? { ...body, [key]: mapParts(body[key]), contents } : { ...body, contents };
+  },
+
   // A function response is a JSON object; when it is shortened, its text takes the
   // place of the object as `{"output": ...}`, a shape the API accepts.
   mapToolResults(body, transform) {

@@ -40,6 +40,15 @@ export const openaiFormat: RequestFormat = {
     return [...messagesOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
   },
 
+  mapPromptTexts(body, f) {
+    const messages = messagesOf(body).map((m) => {
+      if (!isRecord(m) || (m.role !== "user" && m.role !== "system" && m.role !== "developer")) return m;
+      const content = mapTextContent(m.content, f);
+      return content === m.content ? m : { ...m, content };
+    });
+    return { ...body, messages };
+  },
+
   mapToolResults(body, transform) {
     const messages = messagesOf(body).map((m, i) => {
       if (!isRecord(m) || m.role !== "tool") return m;

@@ -1,0 +1,67 @@
+// The parts of a text that input compression must leave byte-identical: fenced and
+// inline code, indented code lines, URLs, file paths, numbers, quoted strings, and JSON
+// objects or arrays (balanced brackets). Everything between them is prose.
+
+export interface Segment {
+  text: string;
+  protected: boolean;
+}
+
+const PATTERNS: RegExp[] = [
+  /```[\s\S]*?(?:```|$)/g, // fenced code, an unclosed fence runs to the end
+  /`[^`\n]+`/g, // inline code
+  /^(?: {4}|\t).*$/gm, // indented code lines
+  /\b[a-z][a-z0-9+.-]*:\/\/[^\s<>"'`]+/gi, // URLs
+  /(?<![\w'])"(?:[^"\\\n]|\\.)*"|(?<![\w])'(?:[^'\\\n]|\\.)+'(?![\w])|“[^”\n]*”/g, // quoted strings
+  /(?:~|\.{1,2})?(?:\/[\w.@+-]+)+\/?|\b[\w.-]+(?:\/[\w.@+-]+)+|\b[\w-]+\.(?:ts|js|py|go|rs|java|rb|c|h|cpp|json|yaml|yml|toml|md|txt|sh|sql|css|html)\b/g, // paths and file names
+  /\b\d[\d.,:_%/-]*\b|\$\d[\d.,]*/g, // numbers, versions, dates, money
+];
+
+/** [start, end) ranges of balanced {...} / [...] spans (JSON and the like). */
+function bracketRanges(text: string): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (let i = 0; i < text.length; i++) {
+    const open = text[i];
+    if (open !== "{" && open !== "[") continue;
+    let depth = 0;
+    for (let j = i; j < text.length; j++) {
+      const c = text[j];
+      if (c === "{" || c === "[") depth++;
+      else if (c === "}" || c === "]") depth--;
+      if (depth === 0) {
+        ranges.push([i, j + 1]);
+        i = j;
+        break;
+      }
+    }
+  }
+  return ranges;
+}
+
+function protectedRanges(text: string): [number, number][] {
+  const ranges = bracketRanges(text);
+  for (const pattern of PATTERNS) {
+    for (const m of text.matchAll(pattern)) if (m[0].length > 0) ranges.push([m.index, m.index + m[0].length]);
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const r of ranges) {
+    const last = merged.at(-1);
+    if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
+    else merged.push([r[0], r[1]]);
+  }
+  return merged;
+}
+
+/** The text as alternating prose and protected segments; joined, they give the text back. */
+export function segment(text: string): Segment[] {
+  const out: Segment[] = [];
+  let at = 0;
+  for (const [start, end] of protectedRanges(text)) {
+    if (start > at) out.push({ text: text.slice(at, start), protected: false });
+    out.push({ text: text.slice(start, end), protected: true });
+    at = end;
+  }
+  if (at < text.length) out.push({ text: text.slice(at), protected: false });
+  return out;
+}
