@@ -131,7 +131,8 @@ describe("input compression", () => {
     expect(out.system[0]?.text).to.equal("Be brief.");
     expect(out.messages[0]?.content).to.equal("Check this?");
     expect(out.messages[1]?.content).to.equal(filler);
-    expect((out.messages[2]?.content as { content?: string; text?: string }[])[0]?.content).to.equal(filler);
-    expect((out.messages[2]?.content as { content?: string; text?: string }[])[1]?.text).to.equal("Check this?");
+    const blocks = (out.messages[2]?.content ?? []) as { content?: string; text?: string }[];
+    expect(blocks[0]?.content).to.equal(filler);
+    expect(blocks[1]?.text).to.equal("Check this?");
   });
 });
