@@ -51,13 +51,6 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     return { body, intensity: null, reason: "not a JSON object", input_tokens_before: 0, input_tokens_after: 0 };
   const format = FORMATS[provider];
   const before = sumTokens(format.inputParts(body));
-  const unchanged = (reason: string): CompressionResult => ({
-    body,
-    intensity: null,
-    reason,
-    input_tokens_before: before,
-    input_tokens_after: before,
-  });
 
   const context = settings.context_compress
     ? compressContext(body, settings.context_compress_level, format.mapToolResults)
