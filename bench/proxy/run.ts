@@ -72,10 +72,10 @@ const childPids = (pid: number): number[] => {
 };
 
 function toMs(v: string): number {
-  const m = /([\d.]+)(us|ms|s)/.exec(v);
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(v.trim());
   if (!m) return Number.NaN;
   const n = Number(m[1]);
-  return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : n * 1000;
+  return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
 }
 
 interface Run {
@@ -283,9 +283,10 @@ http { access_log off;
   const ttDirect = await ttfb(targets[0]?.url ?? "", {}, 200);
   const ttTerse = await ttfb(targets[2]?.url ?? "", targets[2]?.headers ?? {}, 200);
 
+  // A figure wrk did not print (or printed in a form not parsed) is left out of the mean.
   const avg = (k: string, f: (r: Run) => number) => {
-    const rs = results.get(k) ?? [];
-    return rs.reduce((s, r) => s + f(r), 0) / Math.max(1, rs.length);
+    const xs = (results.get(k) ?? []).map(f).filter((x) => Number.isFinite(x));
+    return xs.length === 0 ? Number.NaN : xs.reduce((s, x) => s + x, 0) / xs.length;
   };
   const rows = [
     "| target | connections | requests/s | x direct | x nginx | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | non-2xx |",
