@@ -38,7 +38,9 @@ describe("config", () => {
         return e as Error;
       }
     })();
-    expect(err?.message).to.match(/JWT_SECRET/).and.not.match(/short-secret-value/);
+    expect(err?.message)
+      .to.match(/JWT_SECRET/)
+      .and.not.match(/short-secret-value/);
   });
 
   it("merges TERSE_PLANS field by field over the defaults", () => {
@@ -52,10 +54,33 @@ describe("config", () => {
       monthly_tokens: 5_000_000_000,
     });
     expect(c.TERSE_PLANS.free).to.deep.equal(DEFAULT_PLANS.free);
-    expect(() => loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: "{" })).to.throw(/TERSE_PLANS: expected JSON/);
-    expect(() => loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: '{"gold": {}}' })).to.throw(/TERSE_PLANS/);
+    expect(() => loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: "{" })).to.throw(
+      /TERSE_PLANS: expected JSON/,
+    );
+    expect(() => loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: '{"gold": {}}' })).to.throw(
+      /TERSE_PLANS/,
+    );
     expect(() =>
       loadConfig(controlPlaneEnv, { ...minimalControlPlane, TERSE_PLANS: '{"free": {"rate_limit_rpm": -1}}' }),
     ).to.throw(/TERSE_PLANS: free.rate_limit_rpm/);
+  });
+});
+
+describe(".env.example", () => {
+  it("documents every variable the services read, and nothing else", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { meteringWorkerEnv } = await import("../src/index.ts");
+    const text = readFileSync(join(import.meta.dirname, "..", "..", "..", ".env.example"), "utf8");
+    const documented = new Set([...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
+    const read = new Set([controlPlaneEnv, dataPlaneEnv, meteringWorkerEnv].flatMap((s) => Object.keys(s.shape)));
+    expect(
+      [...read].filter((v) => !documented.has(v)),
+      "read but not documented",
+    ).to.deep.equal([]);
+    expect(
+      [...documented].filter((v) => !read.has(v)),
+      "documented but not read",
+    ).to.deep.equal([]);
   });
 });
