@@ -72,7 +72,7 @@ describe(".env.example", () => {
     const { join } = await import("node:path");
     const { meteringWorkerEnv } = await import("../src/index.ts");
     const text = readFileSync(join(import.meta.dirname, "..", "..", "..", ".env.example"), "utf8");
-    const documented = new Set([...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
+    const documented = new Set([...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1] ?? ""));
     const read = new Set([controlPlaneEnv, dataPlaneEnv, meteringWorkerEnv].flatMap((s) => Object.keys(s.shape)));
     expect(
       [...read].filter((v) => !documented.has(v)),

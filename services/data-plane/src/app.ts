@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
@@ -8,7 +8,7 @@ import { resolveRoute } from "./domain/providers.ts";
 import { QuotaView } from "./domain/quota-view.ts";
 import { createProxyMetrics } from "./http/metrics.ts";
 import { createProxyHandler } from "./http/proxy.ts";
-import { sendError } from "./http/respond.ts";
+import { newRequestId, sendError } from "./http/respond.ts";
 import { AuthScript } from "./infra/auth-script.ts";
 import { UsagePublisher } from "./infra/usage-publisher.ts";
 
@@ -59,7 +59,7 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
   });
 
   function fail(res: ServerResponse, err: ApiError): void {
-    sendError(res, err, `req_${Date.now().toString(36)}`, logger);
+    sendError(res, err, newRequestId(), logger);
   }
 
   async function readiness(res: ServerResponse): Promise<void> {
@@ -98,5 +98,3 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) }).end(text);
 }
-
-export type { IncomingMessage };

@@ -16,7 +16,7 @@ import { createLogger } from "@terse/logger";
 import { freshRedis, testRedisUrl } from "@terse/testkit";
 import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { createDataPlane, type DataPlane } from "../src/app.ts";
 
 export const PROVIDER_KEY = "sk-proj-TESTPROVIDERKEY0123456789abcdefWXYZ";
@@ -61,7 +61,9 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const plane = await createDataPlane(config, logger);
   await new Promise<void>((r) => plane.server.listen(0, "127.0.0.1", () => r()));
   const url = `http://127.0.0.1:${(plane.server.address() as AddressInfo).port}`;
-  const queue = new Queue(USAGE_QUEUE, { connection: { url: testRedisUrl("dataPlane") } as never });
+  const queue = new Queue(USAGE_QUEUE, {
+    connection: new Redis(testRedisUrl("dataPlane"), { maxRetriesPerRequest: null }),
+  });
 
   return {
     url,

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { Readable } from "node:stream";
@@ -17,7 +16,7 @@ import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { readJsonObject } from "./body.ts";
 import { requestHeadersToDrop, responseHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
-import { sendError } from "./respond.ts";
+import { newRequestId, sendError } from "./respond.ts";
 
 export interface ProxyDeps {
   config: DataPlaneConfig;
@@ -237,17 +236,17 @@ export function createProxyHandler(deps: ProxyDeps) {
 
   /** Handles one request to a proxy route. Never throws. */
   return async function handle(req: IncomingMessage, res: ServerResponse, resolved: ResolvedRoute): Promise<void> {
-    const id = `req_${randomUUID().replaceAll("-", "")}`;
+    const id = newRequestId();
     const start = process.hrtime.bigint();
     const startedAt = Date.now();
     try {
       const providerKey = headerValue(req.headers["x-provider-key"]);
       const admitted = await deps.authenticator.admit(headerValue(req.headers.authorization), providerKey, startedAt);
-      const auth = msSince(start);
+      const authMs = msSince(start);
       const { body } = await readJsonObject(req, config.MAX_BODY_BYTES);
       const model = requireModel(resolved.route, body, resolved.pathModel);
       const compression = compress(resolved, body, admitted, logger, id);
-      const compress_ = msSince(start) - auth;
+      const compressMs = msSince(start) - authMs;
       const stream = resolved.pathStream ?? body.stream === true;
       const upstream = resolved.route.upstream(
         resolved.base,
@@ -268,7 +267,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         upstream,
         payload: Buffer.from(JSON.stringify(upstream.body)),
         compression,
-        timing: { auth, compress: compress_ },
+        timing: { auth: authMs, compress: compressMs },
         tap: new UsageTap(resolved.route.provider),
         timedOut: false,
         finished: false,

@@ -1,6 +1,12 @@
+import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { ApiError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
+
+/** The id of one request, in X-Terse-Request-Id, the logs and the usage event. */
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll("-", "")}`;
+}
 
 /** Writes the proxy's own error answer: the one envelope, with both request-id headers. */
 export function sendError(res: ServerResponse, err: unknown, requestId: string, logger: Logger): number {
