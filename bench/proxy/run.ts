@@ -1,6 +1,6 @@
 // Proxy benchmark (issue 3): `npx tsx bench/proxy/run.ts` (needs `apt-get install wrk nginx`).
-// Side by side and interleaved (A B C D, A B C D): the fake upstream called directly,
-// nginx proxy_pass, and the terse data plane with auth, rate limit and metering on,
+// Side by side and interleaved (A B C D E, A B C D E): the fake upstream called directly,
+// nginx proxy_pass, a bare http-proxy (the floor of our stack), and the terse data plane with auth, rate limit and metering on,
 // compression off and on. A 2 KB chat-completion body, wrk at 32 and 128 connections.
 // CPU per request is read from /proc for the proxy's own processes over each run.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -160,6 +160,15 @@ async function main() {
   );
   procs.push(upstream);
   await upstream.waitForOutput(/upstream ready/);
+
+  const barePort = await freePort();
+  const bare = startProcess(
+    process.execPath,
+    [join(REPO_ROOT, "bench/proxy/bare-http-proxy.mjs"), String(upstreamPort), String(barePort)],
+    {},
+  );
+  procs.push(bare);
+  await bare.waitForOutput(/bare ready/);
 
   const nginxPort = await freePort();
   writeFileSync(
