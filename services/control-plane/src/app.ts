@@ -5,6 +5,7 @@ import { errorHandler, notFound } from "./http/errors.ts";
 import { createHttpMetrics } from "./http/metrics.ts";
 import { requestId } from "./http/request-id.ts";
 import { requireAccount } from "./routes/auth_middleware.ts";
+import * as dashboard from "./routes/dashboard.ts";
 import * as health from "./routes/health.ts";
 import * as login from "./routes/v1_auth_login.ts";
 import * as keysCreate from "./routes/v1_keys_create.ts";
@@ -62,7 +63,7 @@ export function createApp(deps: AppDeps): Express {
   keysRotate.register(app, ctx);
   keysRevoke.register(app, ctx);
   usage.register(app, ctx);
-  // Registration point (dashboard engineer): dashboard.register(app, ctx) from ./routes/dashboard.ts
+  dashboard.register(app, ctx); // /dashboard/keys
 
   app.use(notFound);
   app.use(errorHandler);

@@ -1,0 +1,48 @@
+// Dates and numbers as people read them, in their own locale.
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const shortThisYear = new Intl.DateTimeFormat(undefined, {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+});
+const shortOtherYear = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric" });
+const dayLabel = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
+const longDay = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" });
+const integer = new Intl.NumberFormat();
+const compact = new Intl.NumberFormat(undefined, { notation: "compact", maximumFractionDigits: 1 });
+
+export function formatDateTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : dateTime.format(d);
+}
+
+/** Compact, for table cells: the year only when it is not this one. */
+export function formatShort(iso: string, now = new Date()): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return (d.getFullYear() === now.getFullYear() ? shortThisYear : shortOtherYear).format(d);
+}
+
+/** "2026-11-03" (a UTC day) -> "Nov 3". */
+export function formatDay(day: string, long = false): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(d.getTime())) return day;
+  return (long ? longDay : dayLabel).format(d);
+}
+
+export function formatInt(n: number): string {
+  return integer.format(n);
+}
+
+export function formatCompact(n: number): string {
+  return compact.format(n);
+}
+
+/** A Date -> the value of an <input type="date">, in UTC. */
+export function toDateInput(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+export const DAY_MS = 86_400_000;
