@@ -1,6 +1,6 @@
 // Metering benchmark (issue 4): `npx tsx bench/metering/run.ts`.
-//  1. Throughput: 50,000 usage events waiting in the queue (jobs of 100, as the data plane
-//     sends them), one worker process, the control plane's gRPC service; events/s from
+//  1. Throughput: 50,000 usage events waiting in the queue (jobs of 100 as a busy data plane
+//     sends them, or BENCH_JOB_EVENTS each), one worker process, the control plane's gRPC service; events/s from
 //     queue to Postgres.
 //  2. Lag: a producer adds 5,000 events/s for 10 s while the worker consumes; the age of
 //     the oldest waiting job, sampled every 250 ms.
@@ -28,7 +28,8 @@ import { Redis } from "ioredis";
 import { startGrpcServer } from "../../services/control-plane/src/grpc/server.ts";
 
 const TOKEN = "bench-internal-token-0123456789";
-const BATCH = 100;
+/** Events per job: 100 is what one busy data plane sends (its batch size); BENCH_JOB_EVENTS=5 models many quiet replicas. */
+const BATCH = Number(process.env.BENCH_JOB_EVENTS ?? 100);
 
 function event(keyId: string, accountId: string): UsageEvent {
   return {
@@ -97,13 +98,13 @@ async function queueToPostgres(): Promise<Record<string, string>> {
       })),
     );
   const total = 50_000;
-  for (let i = 0; i < total / BATCH; i += 100) await addJobs(100);
+  for (let i = 0; i < total / BATCH; i += 100) await addJobs(Math.min(100, total / BATCH - i));
   const worker = startTs("services/metering-worker/src/main.ts", {
     REDIS_URL: testRedisUrl("bench"),
     CONTROL_PLANE_GRPC_URL: `127.0.0.1:${grpcPort}`,
     INTERNAL_GRPC_TOKEN: TOKEN,
     METRICS_PORT: String(await freePort()),
-    WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY ?? "4",
+    ...(process.env.WORKER_CONCURRENCY ? { WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY } : {}),
     NODE_ENV: "production",
     LOG_LEVEL: "warn",
   });
@@ -118,7 +119,7 @@ async function queueToPostgres(): Promise<Record<string, string>> {
 
   // Lag at a steady 5,000 events/s.
   const lags: number[] = [];
-  const rateJobsPerTick = 5; // 5 jobs x 100 events every 100 ms = 5,000 events/s
+  const rateJobsPerTick = Math.max(1, Math.round(500 / BATCH)); // 500 events every 100 ms = 5,000 events/s
   const before = await db.usageEvent.count();
   const producing = Date.now();
   const sampler = setInterval(async () => {

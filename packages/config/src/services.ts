@@ -80,7 +80,12 @@ export const meteringWorkerEnv = z.object({
   ...grpcTls,
   CONTROL_PLANE_GRPC_URL: hostPort("127.0.0.1:50051"),
   INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
-  WORKER_CONCURRENCY: positiveInt(4),
+  /**
+   * Jobs held at once. Their events share gRPC calls (services/metering-worker/src/batcher.ts),
+   * so this bounds how many small jobs one call can gather; default 64 (4 recorded jobs of 5
+   * events at 1,000 events/s, docs/benchmarks.md).
+   */
+  WORKER_CONCURRENCY: positiveInt(64),
   /** How long a job's lock lasts, and how often stalled jobs (their worker died) are taken back. */
   WORKER_STALLED_INTERVAL_MS: positiveInt(30_000),
   METRICS_PORT: port(9464),

@@ -1,6 +1,6 @@
 import { QUOTA_CHANNEL, quotaExceededKeyFor, quotaMonth } from "@terse/keys";
 import { expect } from "chai";
-import { reevaluateQuota } from "../src/domain/usage-quota.ts";
+import { reconcileQuotaMarks, reevaluateQuota } from "../src/domain/usage-quota.ts";
 import { UsageRecorder } from "../src/domain/usage-recorder.ts";
 import { itRefusesBadTokens } from "./auth-checks.ts";
 import {
@@ -181,7 +181,7 @@ describe("UsageRecorder", () => {
     };
     const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
     const first = await recorder.record([e, { ...e }]);
-    expect(first.results.map((r) => r.outcome)).to.deep.equal(["INSERTED"]);
+    expect(first.results.map((r) => r.outcome)).to.deep.equal(["INSERTED", "DUPLICATE"]);
     const again = await recorder.record([e]);
     expect(again.results.map((r) => r.outcome)).to.deep.equal(["DUPLICATE"]);
     const totals = await h.prisma.accountMonthlyUsage.findFirstOrThrow({ where: { accountId: account.id } });
@@ -189,7 +189,63 @@ describe("UsageRecorder", () => {
     expect(Number(totals.requests)).to.equal(1);
     expect(again.accounts[0]).to.include({ account_id: account.id, tokens: 42, exceeded: false });
   });
+
+  it("answers one result per event in input order, rejecting malformed and foreign events with a reason", async () => {
+    const mine = await createAccount(h, "pro");
+    const theirs = await createAccount(h, "pro");
+    const myKey = await createKey(h, mine);
+    const theirKey = await createKey(h, theirs);
+    const good = usageEvent("evt_order_good", myKey.id, mine.id, 10);
+    const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+    const out = await recorder.record([
+      { bogus: true },
+      usageEvent("evt_order_foreign", theirKey.id, mine.id, 10),
+      good,
+      { ...good, event_id: "evt_order_negative", input_tokens: -1 },
+      { also: "bogus" },
+    ]);
+    expect(out.results.map((r) => [r.event_id, r.outcome])).to.deep.equal([
+      ["", "REJECTED"],
+      ["evt_order_foreign", "REJECTED"],
+      ["evt_order_good", "INSERTED"],
+      ["evt_order_negative", "REJECTED"],
+      ["", "REJECTED"],
+    ]);
+    expect(out.results[1]?.reason).to.equal("key_id does not belong to account_id");
+    expect(out.results[3]?.reason).to.match(/^input_tokens: /);
+    expect(out.results[0]?.reason).to.not.equal("");
+    expect(await h.prisma.usageEvent.count({ where: { accountId: { in: [mine.id, theirs.id] } } })).to.equal(1);
+    expect(out.accounts).to.deep.equal([
+      {
+        account_id: mine.id,
+        month: quotaMonth(),
+        tokens: 12,
+        limit: h.config.TERSE_PLANS.pro.monthly_tokens,
+        exceeded: false,
+      },
+    ]);
+  });
 });
+
+function usageEvent(eventId: string, keyId: string, accountId: string, input: number) {
+  return {
+    event_id: eventId,
+    key_id: keyId,
+    account_id: accountId,
+    provider: "openai",
+    model: "m",
+    status: 200,
+    streamed: false,
+    input_tokens: input,
+    output_tokens: 2,
+    input_tokens_before_compression: input,
+    estimated: false,
+    intensity: null,
+    compression_reason: null,
+    latency_ms: 1,
+    started_at: new Date().toISOString(),
+  };
+}
 
 describe("quota re-evaluation after a plan change", () => {
   let h: Harness;
@@ -236,5 +292,26 @@ describe("quota re-evaluation after a plan change", () => {
     const { waitFor } = await import("@terse/testkit");
     await waitFor(() => messages.length === 2, { what: "two announcements" });
     sub.disconnect();
+  });
+
+  it("reconciliation clears only the marks that no longer hold (a raised limit), never adds one", async () => {
+    const over = await createAccount(h, "free");
+    const under = await createAccount(h, "free");
+    const unmarked = await createAccount(h, "free");
+    const overKey = await createKey(h, over);
+    const unmarkedKey = await createKey(h, unmarked);
+    await new UsageRecorder(h.prisma, h.config.TERSE_PLANS).record([
+      usageEvent("evt_reconcile_over", overKey.id, over.id, 200),
+      usageEvent("evt_reconcile_unmarked", unmarkedKey.id, unmarked.id, 200),
+    ]);
+    const set = quotaExceededKeyFor(quotaMonth());
+    await h.redis.sadd(set, over.id, under.id);
+    const deps = { db: h.prisma, redis: h.appRedis, plans: h.config.TERSE_PLANS };
+    expect(await reconcileQuotaMarks(deps)).to.deep.equal([under.id]);
+    expect(await h.redis.smembers(set)).to.deep.equal([over.id]);
+    // The same account with a limit raised above its 202 tokens: cleared.
+    const raised = { ...deps, plans: { ...deps.plans, free: { ...deps.plans.free, monthly_tokens: 1_000 } } };
+    expect(await reconcileQuotaMarks(raised)).to.deep.equal([over.id]);
+    expect(await h.redis.smembers(set)).to.deep.equal([]);
   });
 });

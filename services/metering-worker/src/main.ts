@@ -24,7 +24,14 @@ let stopping = false;
 
 const worker = new Worker(
   USAGE_QUEUE,
-  createProcessor({ client, redis, queue, logger, onGrpcRetry: () => metrics.grpcErrors.inc() }),
+  createProcessor({
+    client,
+    redis,
+    queue,
+    logger,
+    onGrpcError: () => metrics.grpcErrors.inc(),
+    onCall: (events) => metrics.callEvents.observe(events),
+  }),
   {
     connection,
     concurrency: config.WORKER_CONCURRENCY,
@@ -41,7 +48,6 @@ worker.on("completed", (job, result: { inserted: number; duplicate: number; reje
   logger.debug({ job: job.id, ...result }, "usage batch recorded");
 });
 worker.on("failed", (job, err) => {
-  if (job?.name !== "usage-rejected") metrics.grpcErrors.inc();
   logger.warn({ job: job?.id, name: job?.name, attempts: job?.attemptsMade, reason: err.message }, "usage job failed");
 });
 worker.on("error", (err) => logger.error({ err: err.message }, "worker error"));

@@ -1,10 +1,11 @@
 import { createServer, type Server } from "node:http";
-import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export interface WorkerMetrics {
   registry: Registry;
   events: Counter<"outcome">;
   grpcErrors: Counter;
+  callEvents: Histogram;
   queueDepth: Gauge;
   queueLag: Gauge;
 }
@@ -22,7 +23,13 @@ export function createWorkerMetrics(defaultMetrics: boolean): WorkerMetrics {
     }),
     grpcErrors: new Counter({
       name: "terse_metering_grpc_errors_total",
-      help: "Failed RecordUsage calls (retried)",
+      help: "Failed RecordUsage attempts (each is retried, by the client or by BullMQ)",
+      registers: [registry],
+    }),
+    callEvents: new Histogram({
+      name: "terse_metering_call_events",
+      help: "Events per RecordUsage call (jobs in hand share a call)",
+      buckets: [1, 5, 20, 100, 250, 500, 1000],
       registers: [registry],
     }),
     queueDepth: new Gauge({

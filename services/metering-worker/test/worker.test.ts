@@ -51,12 +51,14 @@ describe("metering worker", function () {
   const startControlPlane = async () => {
     grpc = await startGrpcServer({ config: config(), db, redis, logger });
   };
+  let metricsPort = 0;
   const startWorker = async () => {
+    metricsPort = await freePort();
     worker = startTs("services/metering-worker/src/main.ts", {
       REDIS_URL: testRedisUrl("metering"),
       CONTROL_PLANE_GRPC_URL: `127.0.0.1:${grpcPort}`,
       INTERNAL_GRPC_TOKEN: TOKEN,
-      METRICS_PORT: String(await freePort()),
+      METRICS_PORT: String(metricsPort),
       WORKER_STALLED_INTERVAL_MS: "1000",
       NODE_ENV: "test",
       LOG_LEVEL: "warn",
@@ -151,7 +153,9 @@ describe("metering worker", function () {
       async () => {
         const t = await totals();
         const counts = await queue.getJobCounts("waiting", "active", "delayed");
-        return t.rows === 2000 && (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0 ? t : undefined;
+        return t.rows === 2000 && (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0
+          ? t
+          : undefined;
       },
       { timeoutMs: 60_000, what: "all 2000 events recorded" },
     );
@@ -170,6 +174,13 @@ describe("metering worker", function () {
       what: "a failed attempt",
     });
     expect((await totals()).rows).to.equal(0);
+    const probe = (path: string) => fetch(`http://127.0.0.1:${metricsPort}${path}`);
+    expect((await probe("/healthz")).status).to.equal(200);
+    expect((await probe("/readyz")).status).to.equal(200);
+    const metrics = await (await probe("/metrics")).text();
+    expect(Number(/^terse_metering_grpc_errors_total (\d+)/m.exec(metrics)?.[1])).to.be.greaterThan(0);
+    expect(metrics).to.match(/^terse_usage_queue_depth \d+/m);
+    expect(metrics).to.match(/^terse_usage_queue_lag_seconds /m);
     await startControlPlane();
     const t = await waitFor(async () => ((await totals()).rows === 3 ? totals() : undefined), {
       timeoutMs: 30_000,

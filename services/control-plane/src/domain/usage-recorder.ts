@@ -1,4 +1,4 @@
-import type { Plans } from "@terse/config";
+import type { PlanName, Plans } from "@terse/config";
 import type { Db } from "@terse/db";
 import { type UsageEvent, usageEventSchema } from "@terse/usage-events";
 
@@ -36,45 +36,47 @@ function monthOf(iso: string): Date {
 
 const yyyymm = (d: Date) => `${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, "0")}`;
 
+/** The event id of anything, malformed events included, so a rejection can be traced. */
+function idOf(candidate: unknown): string {
+  const id = (candidate as { event_id?: unknown } | null)?.event_id;
+  return typeof id === "string" ? id : "";
+}
+
+function describe(issue: { path: PropertyKey[]; message: string } | undefined): string {
+  return issue ? `${issue.path.map(String).join(".") || "event"}: ${issue.message}` : "invalid event";
+}
+
 export class UsageRecorder {
   constructor(
     private readonly db: Db,
     private readonly plans: Plans,
   ) {}
 
+  /** Results come back in the order of the input, one per event, malformed ones included. */
   async record(raw: unknown[]): Promise<{ results: EventOutcome[]; accounts: AccountMonthTotal[] }> {
-    const results = new Map<string, EventOutcome>();
-    const valid: Row[] = [];
+    const results: EventOutcome[] = [];
+    const valid: { row: Row; result: EventOutcome }[] = [];
     for (const candidate of raw) {
       const parsed = usageEventSchema.safeParse(candidate);
-      const id = String((candidate as { event_id?: unknown })?.event_id ?? "");
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        results.set(id, { event_id: id, outcome: "REJECTED", reason: `${issue?.path.join(".")}: ${issue?.message}` });
-      } else {
-        valid.push({ event: parsed.data, month: monthOf(parsed.data.started_at) });
-      }
+      const result: EventOutcome = { event_id: idOf(candidate), outcome: "REJECTED", reason: "" };
+      results.push(result);
+      if (parsed.success) valid.push({ row: { event: parsed.data, month: monthOf(parsed.data.started_at) }, result });
+      else result.reason = describe(parsed.error.issues[0]);
     }
-    const owned = await this.keyOwners(valid.map((r) => r.event.key_id));
-    const accepted = valid.filter(({ event }) => {
-      const owner = owned.get(event.key_id);
+    const owners = await this.keyOwners(valid.map((v) => v.row.event.key_id));
+    const accepted = valid.filter(({ row: { event }, result }) => {
+      const owner = owners.get(event.key_id);
       if (owner === event.account_id) return true;
-      const reason = owner === undefined ? "unknown key_id" : "key_id does not belong to account_id";
-      results.set(event.event_id, { event_id: event.event_id, outcome: "REJECTED", reason });
+      result.reason = owner === undefined ? "unknown key_id" : "key_id does not belong to account_id";
       return false;
     });
     // The same event twice in one batch (a producer retry) is inserted once; its copy is a duplicate.
-    const unique = [...new Map(accepted.map((r) => [r.event.event_id, r])).values()];
+    const unique = [...new Map(accepted.map((v) => [v.row.event.event_id, v.row])).values()];
     const inserted = unique.length > 0 ? await this.insert(unique) : new Set<string>();
-    for (const { event } of accepted) {
-      results.set(event.event_id, {
-        event_id: event.event_id,
-        outcome: inserted.has(event.event_id) ? "INSERTED" : "DUPLICATE",
-        reason: "",
-      });
+    for (const { row, result } of accepted) {
+      result.outcome = inserted.delete(row.event.event_id) ? "INSERTED" : "DUPLICATE";
     }
-    const accounts = await this.monthTotals(accepted);
-    return { results: [...results.values()], accounts };
+    return { results, accounts: await this.monthTotals(accepted.map((v) => v.row)) };
   }
 
   private async keyOwners(keyIds: string[]): Promise<Map<string, string>> {
@@ -137,22 +139,25 @@ export class UsageRecorder {
     return new Set(inserted.map((r) => r.event_id));
   }
 
-  /** The month's total, the plan's limit and whether it is reached, per (account, month) the batch touched. */
+  /**
+   * The month's total, the plan's limit and whether it is reached, per (account, month)
+   * the batch touched: one query, read after the insert committed.
+   */
   private async monthTotals(rows: Row[]): Promise<AccountMonthTotal[]> {
     const pairs = new Map<string, { account_id: string; month: Date }>();
     for (const r of rows)
       pairs.set(`${r.event.account_id}|${r.month.toISOString()}`, { account_id: r.event.account_id, month: r.month });
-    const out: AccountMonthTotal[] = [];
-    for (const { account_id, month } of pairs.values()) {
-      const [usage, account] = await Promise.all([
-        this.db.accountMonthlyUsage.findUnique({ where: { accountId_month: { accountId: account_id, month } } }),
-        this.db.account.findUnique({ where: { id: account_id }, select: { plan: true } }),
-      ]);
-      if (!account) continue;
-      const tokens = Number(usage?.tokens ?? 0n);
-      const limit = this.plans[account.plan].monthly_tokens;
-      out.push({ account_id, month: yyyymm(month), tokens, limit, exceeded: tokens >= limit });
-    }
-    return out;
+    if (pairs.size === 0) return [];
+    const wanted = [...pairs.values()];
+    const found = await this.db.$queryRaw<{ account_id: string; month: Date; plan: PlanName; tokens: bigint | null }[]>`
+      SELECT p.account_id, p.month, a.plan::text AS plan, u.tokens
+      FROM unnest(${wanted.map((p) => p.account_id)}::text[], ${wanted.map((p) => p.month)}::date[]) AS p(account_id, month)
+      JOIN accounts a ON a.id = p.account_id
+      LEFT JOIN account_monthly_usage u ON u.account_id = p.account_id AND u.month = p.month`;
+    return found.map((r) => {
+      const tokens = Number(r.tokens ?? 0n);
+      const limit = this.plans[r.plan].monthly_tokens;
+      return { account_id: r.account_id, month: yyyymm(r.month), tokens, limit, exceeded: tokens >= limit };
+    });
   }
 }

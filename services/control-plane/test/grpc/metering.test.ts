@@ -11,11 +11,12 @@ import {
   loadMetering,
   type MeteringClient,
 } from "@terse/metering-proto";
-import { freePort } from "@terse/testkit";
+import { quotaExceededKeyFor, quotaMonth } from "@terse/keys";
+import { freePort, waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { MeteringGrpcClient } from "../../../metering-worker/src/metering-client.ts";
-import { startGrpcServer } from "../../src/grpc/server.ts";
-import { startHarness, testConfig, type Harness } from "../harness.ts";
+import { MAX_EVENTS_PER_CALL, startGrpcServer } from "../../src/grpc/server.ts";
+import { createAccount, startHarness, testConfig, type Harness } from "../harness.ts";
 
 // The gRPC port is not an open door: the internal token is required, and TLS works
 // when certificates are configured.
@@ -73,9 +74,13 @@ function makeCertificates(): { dir: string; ca: string; cert: string; key: strin
   return { dir, ca: join(dir, "ca.pem"), cert: join(dir, "server.pem"), key: join(dir, "server.key") };
 }
 
-function call(client: MeteringClient, metadata: grpc.Metadata): Promise<grpc.ServiceError | null> {
+function call(
+  client: MeteringClient,
+  metadata: grpc.Metadata,
+  events: object[] = [],
+): Promise<grpc.ServiceError | null> {
   return new Promise((resolve) =>
-    client.RecordUsage({ events: [] }, metadata, { deadline: Date.now() + 5_000 }, (err) => resolve(err)),
+    client.RecordUsage({ events }, metadata, { deadline: Date.now() + 5_000 }, (err) => resolve(err)),
   );
 }
 
@@ -104,8 +109,31 @@ describe("gRPC Metering service", () => {
       const right = new grpc.Metadata();
       right.set(INTERNAL_TOKEN_METADATA, TOKEN);
       expect(await call(client, right)).to.equal(null);
+      // Too many events in one call: refused as a bad argument (never retried), nothing stored.
+      const tooMany = Array.from({ length: MAX_EVENTS_PER_CALL + 1 }, (_, i) => ({ event_id: `evt_${i}` }));
+      const err = await call(client, right, tooMany);
+      expect(err?.code).to.equal(grpc.status.INVALID_ARGUMENT);
+      expect(err?.details).to.match(/at most 1000 events/);
+      expect(await h.prisma.usageEvent.count()).to.equal(0);
     } finally {
       client.close();
+      await server.stop();
+    }
+  });
+
+  it("clears at start the marks that no longer hold against the configured limits", async () => {
+    const account = await createAccount(h, "free");
+    const set = quotaExceededKeyFor(quotaMonth());
+    await h.redis.sadd(set, account.id); // marked, but no usage at all this month
+    const server = await startGrpcServer({
+      config: testConfig({ DATABASE_URL: h.db.url, GRPC_PORT: String(await freePort()) }),
+      db: h.prisma,
+      redis: h.appRedis,
+      logger: createLogger({ service: "t", level: "silent" }),
+    });
+    try {
+      await waitFor(async () => (await h.redis.sismember(set, account.id)) === 0, { what: "the stale mark cleared" });
+    } finally {
       await server.stop();
     }
   });
