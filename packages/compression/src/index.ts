@@ -1,19 +1,20 @@
-import { compressContext } from "./context/compress-context.ts";
+import { compressContext, forgetContextWork } from "./context/compress-context.ts";
 import { anthropicFormat } from "./formats/anthropic.ts";
-import { compressInputText } from "./input-compression.ts";
 import { isRecord, type RequestFormat } from "./formats/format.ts";
 import { geminiFormat } from "./formats/gemini.ts";
 import { openaiFormat } from "./formats/openai.ts";
+import { compressInputText } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
 import { detectIntensity } from "./smart-detect.ts";
-import { sumTokens } from "./tokens.ts";
+import { forgetTokenCounts, sumTokens } from "./tokens.ts";
 
-export { INSTRUCTIONS, instructionFor, type Intensity } from "./instructions.ts";
-export { detectIntensity } from "./smart-detect.ts";
-export { countContentTokens } from "./tokens.ts";
 export { CONTEXT_LEVELS } from "./context/levels.ts";
+export { pairingProblems } from "./formats/validate.ts";
 export { compressInputText } from "./input-compression.ts";
+export { INSTRUCTIONS, type Intensity, instructionFor } from "./instructions.ts";
 export { segment } from "./protected-spans.ts";
+export { detectIntensity } from "./smart-detect.ts";
+export { countContentTokens, countExactTokens } from "./tokens.ts";
 
 export type Provider = "openai" | "anthropic" | "gemini";
 export type ContextCompressLevel = "conservative" | "standard" | "aggressive";
@@ -36,6 +37,12 @@ export interface CompressionResult {
   input_tokens_after: number;
 }
 
+/** Forgets the per-process memory (token counts, compressed results): for benchmarks that replay sessions cold. */
+export function forgetRemembered(): void {
+  forgetTokenCounts();
+  forgetContextWork();
+}
+
 const FORMATS: Record<Provider, RequestFormat> = {
   openai: openaiFormat,
   anthropic: anthropicFormat,
@@ -50,7 +57,8 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
   if (!isRecord(body))
     return { body, intensity: null, reason: "not a JSON object", input_tokens_before: 0, input_tokens_after: 0 };
   const format = FORMATS[provider];
-  const before = sumTokens(format.inputParts(body));
+  const counted = new WeakMap<object, number>();
+  const before = sumTokens(format.inputParts(body), counted);
 
   const context = settings.context_compress
     ? compressContext(body, settings.context_compress_level, format.mapToolResults)
@@ -66,7 +74,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
       intensity: null,
       reason: structured + contextNote,
       input_tokens_before: before,
-      input_tokens_after: sumTokens(format.inputParts(shortened)),
+      input_tokens_after: sumTokens(format.inputParts(shortened), counted),
     };
   }
 
@@ -79,6 +87,6 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     intensity: choice.intensity,
     reason: choice.reason + contextNote,
     input_tokens_before: before,
-    input_tokens_after: sumTokens(format.inputParts(compressed)),
+    input_tokens_after: sumTokens(format.inputParts(compressed), counted),
   };
 }

@@ -8,6 +8,9 @@ export interface Segment {
 }
 
 const PATTERNS: RegExp[] = [
+  // Material to be worked on (a paragraph to edit, sentences to extract from): from
+  // where the user introduces it to the end of the text, every word of it is data.
+  /(?:\b(?:the following|below)\b|:[ \t]*\n)[\s\S]*$/gi,
   /```[\s\S]*?(?:```|$)/g, // fenced code, an unclosed fence runs to the end
   /`[^`\n]+`/g, // inline code
   /^(?: {4}|\t).*$/gm, // indented code lines

@@ -1,9 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { expect } from "chai";
-import { type CompressionSettings, CONTEXT_LEVELS, compressRequest } from "../src/index.ts";
-
-const CORPUS = join(import.meta.dirname, "..", "..", "..", "..", "shared", "corpus");
+import { CONTEXT_LEVELS, type CompressionSettings, compressRequest } from "../src/index.ts";
 
 const settings = (level: CompressionSettings["context_compress_level"]): CompressionSettings => ({
   intensity: "full",
@@ -13,12 +9,26 @@ const settings = (level: CompressionSettings["context_compress_level"]): Compres
   context_compress_level: level,
 });
 
-/** A log of `lines` numbered lines, ~60 characters each. */
+/** A log of `lines` numbered lines, ~60 characters each, all of one shape. */
 const log = (lines: number, tag = "build") =>
   Array.from(
     { length: lines },
     (_, i) => `${tag} step ${String(i).padStart(5, "0")}: compiling module_${i}.ts ... ok`,
   ).join("\n");
+
+/** A log of varied lines (no two of one shape), `lines` long. */
+const variedLog = (lines: number) =>
+  Array.from(
+    { length: lines },
+    (_, i) => `${"abcdefghij"[i % 10]?.repeat(1 + (i % 7))} event ${"xyz"[i % 3]} handled`,
+  ).join("\n");
+
+/** A file view as Claude Code's Read tool prints it: `     1→text`. */
+const fileView = (from: number, to: number, edit?: number) =>
+  Array.from({ length: to - from + 1 }, (_, k) => {
+    const n = from + k;
+    return `${String(n).padStart(6)}→  const value_${n} = compute(${n === edit ? "changed" : "input"}, ${n});`;
+  }).join("\n");
 
 type Msg = { role: string; content: unknown };
 const anthropicSession = (results: string[]): { model: string; max_tokens: number; messages: Msg[] } => ({
@@ -38,41 +48,90 @@ const resultText = (body: unknown, i: number): string =>
     "") as string;
 
 describe("context compression", () => {
-  it("cuts a long tool result to head and tail at line boundaries, saying how much went", () => {
-    const big = log(600); // ~36,000 characters
+  it("keeps the head, the tail and the error lines of a long log, saying what went", () => {
+    const lines = variedLog(2_000).split("\n");
+    lines[1_000] = "src/app.ts:42:7 - error TS2322: Type 'string' is not assignable to type 'number'.";
+    const big = lines.join("\n");
     const out = compressRequest("anthropic", anthropicSession([big]), settings("standard"));
     const text = resultText(out.body, 0);
-    expect(text.length).to.be.lessThan(6_000);
-    expect(text).to.match(/\[terse: \d+ lines \(\d+ characters\) omitted from the middle of this output\]/);
-    const [head, tail] = text.split(/\n\[terse: [^\]]+\]\n/);
-    expect(big.startsWith(head ?? "x")).to.equal(true);
-    expect(big.endsWith(tail ?? "x")).to.equal(true);
-    expect(head?.endsWith("ok")).to.equal(true); // a whole line
+    expect(text.length).to.be.lessThan(7_000);
+    expect(text).to.include(lines[1_000]);
+    expect(text.startsWith(lines.slice(0, 10).join("\n"))).to.equal(true);
+    expect(text.endsWith(lines.slice(-10).join("\n"))).to.equal(true);
+    expect(text).to.match(/\[terse: \d+ lines omitted\]/);
     expect(out.input_tokens_after).to.be.lessThan(out.input_tokens_before / 3);
   });
 
-  it("leaves every result under 16,000 characters untouched at conservative", () => {
-    const body = anthropicSession([log(250), log(250, "test")]); // ~15,000 characters each
+  it("keeps the first and last of a long run of look-alike lines", () => {
+    const out = compressRequest("anthropic", anthropicSession([log(600)]), settings("standard"));
+    const text = resultText(out.body, 0);
+    expect(text).to.equal(
+      `${log(1)}\n[terse: 598 similar lines omitted]\nbuild step 00599: compiling module_599.ts ... ok`,
+    );
+  });
+
+  it("shortens a JSON result by its structure: still valid JSON, every key kept", () => {
+    const dump = JSON.stringify(
+      { total: 500, items: Array.from({ length: 500 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ["a", "b"] })) },
+      null,
+      2,
+    );
+    const text = resultText(compressRequest("anthropic", anthropicSession([dump]), settings("standard")).body, 0);
+    const parsed = JSON.parse(text) as { total: number; items: unknown[] };
+    expect(parsed.total).to.equal(500);
+    expect(parsed.items).to.have.length(CONTEXT_LEVELS.standard.jsonArrayItems + 1);
+    expect(parsed.items.at(-1)).to.equal(`[terse: ${500 - CONTEXT_LEVELS.standard.jsonArrayItems} more items omitted]`);
+  });
+
+  it("replaces a later identical result by a reference to the earlier one, never the other way", () => {
+    const file = fileView(1, 60);
+    const body = anthropicSession([file, "short", file]);
+    const out = compressRequest("anthropic", body, settings("standard"));
+    expect(resultText(out.body, 0)).to.equal(file);
+    expect(resultText(out.body, 2)).to.equal(
+      `[terse: same output as tool result toolu_0 above (${file.length} characters)]`,
+    );
+  });
+
+  it("keeps only what changed when a file is viewed again after an edit", () => {
+    const first = fileView(1, 80);
+    const again = fileView(1, 80, 40);
+    const out = compressRequest("anthropic", anthropicSession([first, again]), settings("standard"));
+    const text = resultText(out.body, 1);
+    expect(resultText(out.body, 0)).to.equal(first);
+    expect(text.split("\n")).to.deep.equal([
+      "[terse: 39 lines as in tool result toolu_0 above]",
+      again.split("\n")[39],
+      "[terse: 40 lines as in tool result toolu_0 above]",
+    ]);
+  });
+
+  it("never points at lines the earlier result no longer shows", () => {
+    const lines = variedLog(2_000);
+    const out = compressRequest(
+      "anthropic",
+      anthropicSession([lines, `${lines}\nnew last line here`]),
+      settings("standard"),
+    );
+    const earlier = resultText(out.body, 0);
+    const later = resultText(out.body, 1);
+    for (const line of later.split("\n")) {
+      if (!line.startsWith("[terse:")) continue;
+      expect(line).to.match(/omitted|as in tool result toolu_0/);
+    }
+    // What the later copy refers to is a run of lines the earlier (shortened) copy still shows.
+    expect(later.length).to.be.lessThan(earlier.length);
+  });
+
+  it("leaves every result under 16,000 characters untouched at conservative, repeats included", () => {
+    const body = anthropicSession([variedLog(400), variedLog(400)]); // ~11,000 characters each
     const out = compressRequest("anthropic", body, settings("conservative"));
     expect(resultText(out.body, 0)).to.equal(resultText(body, 0));
     expect(resultText(out.body, 1)).to.equal(resultText(body, 1));
   });
 
-  it("replaces a later identical read by a reference to the earlier one, never the other way", () => {
-    const file = log(60, "line"); // ~3,600 characters
-    const body = anthropicSession([file, "short", file]);
-    const out = compressRequest("anthropic", body, settings("standard"));
-    expect(resultText(out.body, 0)).to.equal(file);
-    expect(resultText(out.body, 2)).to.equal(
-      "[terse: identical to the earlier tool result toolu_0 (3599 characters); not repeated]".replace(
-        "3599",
-        String(file.length),
-      ),
-    );
-  });
-
-  it("does the same in OpenAI and Gemini formats, keeping ids and roles", () => {
-    const big = log(600);
+  it("does the same in OpenAI and Gemini formats, keeping ids, names and roles", () => {
+    const big = variedLog(600);
     const openai = compressRequest(
       "openai",
       {
@@ -89,71 +148,35 @@ describe("context compression", () => {
       settings("aggressive"),
     ).body as { messages: { role: string; tool_call_id?: string; content: string }[] };
     expect(openai.messages[1]?.tool_call_id).to.equal("call_1");
-    expect(openai.messages[1]?.content.length).to.be.lessThan(3_000);
+    expect(openai.messages[1]?.content.length).to.be.lessThan(3_500);
     const gemini = compressRequest(
       "gemini",
-      { contents: [{ role: "user", parts: [{ functionResponse: { name: "sh", response: { stdout: big } } }] }] },
+      {
+        contents: [
+          { role: "model", parts: [{ functionCall: { name: "sh", args: {} } }] },
+          { role: "user", parts: [{ functionResponse: { name: "sh", response: { stdout: big } } }] },
+        ],
+      },
       settings("aggressive"),
-    ).body as { contents: { parts: { functionResponse: { name: string; response: { output: string } } }[] }[] };
-    const fr = gemini.contents[0]?.parts[0]?.functionResponse;
+    ).body as { contents: { parts: { functionResponse: { name: string; response: { stdout: string } } }[] }[] };
+    const fr = gemini.contents[1]?.parts[0]?.functionResponse;
     expect(fr?.name).to.equal("sh");
-    expect(fr?.response.output.length).to.be.lessThan(3_000);
+    expect(fr?.response.stdout.length).to.be.lessThan(3_500);
   });
 
-  it("differs between levels only by named thresholds", () => {
+  it("differs between levels only by named thresholds, each stricter than the last", () => {
     expect(Object.keys(CONTEXT_LEVELS)).to.deep.equal(["conservative", "standard", "aggressive"]);
-    const t = (l: keyof typeof CONTEXT_LEVELS) => CONTEXT_LEVELS[l].truncateAbove;
-    expect(t("conservative")).to.be.greaterThan(t("standard"));
-    expect(t("standard")).to.be.greaterThan(t("aggressive"));
+    expect(CONTEXT_LEVELS.conservative.touchAbove).to.equal(16_000);
+    for (const key of Object.keys(CONTEXT_LEVELS.standard) as (keyof typeof CONTEXT_LEVELS.standard)[]) {
+      expect(CONTEXT_LEVELS.conservative[key], key).to.be.at.least(CONTEXT_LEVELS.standard[key]);
+      expect(CONTEXT_LEVELS.standard[key], key).to.be.at.least(CONTEXT_LEVELS.aggressive[key]);
+    }
   });
 
-  describe("on the real agent sessions of the corpus (Anthropic format)", () => {
-    const sessions = ["claude-code-hive-mind", "openhands-example"].flatMap((dir) =>
-      readdirSync(join(CORPUS, dir))
-        .filter((f) => f.endsWith(".messages.json"))
-        .map((f) => ({
-          name: `${dir}/${f}`,
-          messages: JSON.parse(readFileSync(join(CORPUS, dir, f), "utf8")) as Msg[],
-        })),
-    );
-
-    it("finds the sessions", () => {
-      expect(sessions.length).to.be.at.least(15);
-    });
-
-    for (const level of ["conservative", "standard", "aggressive"] as const) {
-      it(`keeps every pair of consecutive requests sharing its prefix, and every tool pairing, at ${level}`, () => {
-        let requests = 0;
-        let shortened = 0;
-        for (const { name, messages } of sessions) {
-          // Request t is the history up to and including user turn t, as the agent sent it.
-          const ends = messages.flatMap((m, i) => (m.role === "user" ? [i + 1] : []));
-          let previous: Msg[] | undefined;
-          for (const end of ends) {
-            const input = { model: "m", max_tokens: 10, messages: messages.slice(0, end) };
-            const out = compressRequest("anthropic", input, settings(level)).body as { messages: Msg[] };
-            expect(out.messages.length, name).to.equal(end);
-            if (previous) expect(out.messages.slice(0, previous.length), `${name} at ${end}`).to.deep.equal(previous);
-            previous = out.messages;
-            requests++;
-          }
-          const final = previous ?? [];
-          const ids = (ms: Msg[], type: string, key: string) =>
-            ms
-              .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
-              .filter((b) => b.type === type)
-              .map((b) => b[key]);
-          expect(ids(final, "tool_result", "tool_use_id"), name).to.deep.equal(
-            ids(messages.slice(0, final.length), "tool_result", "tool_use_id"),
-          );
-          expect(ids(final, "tool_use", "id"), name).to.deep.equal(
-            ids(messages.slice(0, final.length), "tool_use", "id"),
-          );
-          if (JSON.stringify(final) !== JSON.stringify(messages.slice(0, final.length))) shortened++;
-        }
-        expect(requests).to.be.greaterThan(200);
-        if (level !== "conservative") expect(shortened).to.be.greaterThan(3);
-      });
-    }
+  it("leaves the input untouched", () => {
+    const body = anthropicSession([variedLog(2_000), variedLog(2_000)]);
+    const copy = structuredClone(body);
+    compressRequest("anthropic", body, settings("aggressive"));
+    expect(body).to.deep.equal(copy);
   });
 });

@@ -1,24 +1,72 @@
-// Context compression levels differ only in these thresholds (issue 5).
+// Context compression levels differ only in these thresholds (issue 5). Sizes are in
+// characters of one tool result's text: the unit the agent's tools cap their output in.
 
 export type ContextLevel = "conservative" | "standard" | "aggressive";
 
 export interface ContextLimits {
-  /** A tool result longer than this (characters) is cut to its head and tail. */
-  truncateAbove: number;
-  /** Characters kept from the start and from the end of a cut result. */
+  /** A tool result shorter than this is never touched, not even by a reference. */
+  touchAbove: number;
+  /** A result longer than this (after repeats became references) is shortened to the budget below. */
+  shortenAbove: number;
+  /**
+   * A file view (numbered lines, as Read / `str_replace_editor view` / `open` print them)
+   * is shortened only above this: the agent asked for that file to work on it, and a
+   * cut view makes it read the file again, which costs more than it saved.
+   */
+  fileViewAbove: number;
+  /** Characters kept from the start and the end of a shortened result. */
   keepHead: number;
   keepTail: number;
-  /** A repeat of an earlier tool result is replaced by a reference only from this size: a reference costs ~30 tokens. */
-  dedupeAtLeast: number;
+  /** Characters of error, failure and warning lines kept from the omitted middle of a log. */
+  keepSignals: number;
+  /** A run of lines the conversation already shows becomes a reference from this many characters. */
+  minRepeatRun: number;
+  /** Items kept from each long array of a JSON result (the rest counted in a marker). */
+  jsonArrayItems: number;
+  /** A JSON string value longer than this keeps its head only. */
+  jsonStringChars: number;
 }
 
 export const CONTEXT_LEVELS: Readonly<Record<ContextLevel, ContextLimits>> = {
-  // Claude Code caps its own tool output near 30,000 characters; results under 16,000
-  // are left alone, as the issue asks of this level. Keeps 10,000 of a long result.
-  conservative: { truncateAbove: 16_000, keepHead: 6_000, keepTail: 4_000, dedupeAtLeast: 2_000 },
-  // Build and test logs put the command at the head and the verdict at the tail; 5,000
-  // characters (~1,200 tokens) keep both for typical output.
-  standard: { truncateAbove: 8_000, keepHead: 3_000, keepTail: 2_000, dedupeAtLeast: 1_000 },
-  // For cost-first agents: the first and last screen of every long result.
-  aggressive: { truncateAbove: 4_000, keepHead: 1_500, keepTail: 1_000, dedupeAtLeast: 500 },
+  // The issue asks this level to leave every result under 16,000 characters untouched.
+  // Claude Code caps its own output near 30,000, so only the largest results are cut,
+  // and they keep 10,000 characters (~2,500 tokens) plus their error lines.
+  conservative: {
+    touchAbove: 16_000,
+    shortenAbove: 16_000,
+    fileViewAbove: 16_000,
+    keepHead: 6_000,
+    keepTail: 4_000,
+    keepSignals: 3_000,
+    minRepeatRun: 2_000,
+    jsonArrayItems: 20,
+    jsonStringChars: 2_000,
+  },
+  // A shortened result keeps ~1,600 tokens: the command's first screen, its verdict at
+  // the end, and the error lines between. Repeats of 400+ characters (a dozen lines of
+  // a file view) become references, as a reference costs ~20 tokens.
+  standard: {
+    touchAbove: 1_000,
+    shortenAbove: 6_000,
+    fileViewAbove: 16_000,
+    keepHead: 2_500,
+    keepTail: 1_500,
+    keepSignals: 2_000,
+    minRepeatRun: 400,
+    jsonArrayItems: 8,
+    jsonStringChars: 600,
+  },
+  // For cost-first agents: the first and last screen of every long result and the most
+  // telling error lines; repeats from 200 characters (a handful of lines).
+  aggressive: {
+    touchAbove: 500,
+    shortenAbove: 3_000,
+    fileViewAbove: 8_000,
+    keepHead: 1_200,
+    keepTail: 800,
+    keepSignals: 1_000,
+    minRepeatRun: 200,
+    jsonArrayItems: 4,
+    jsonStringChars: 300,
+  },
 };

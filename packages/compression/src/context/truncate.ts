@@ -1,21 +1,26 @@
-import type { ContextLimits } from "./levels.ts";
-
 /**
- * A long tool result cut to its head and tail, at line boundaries where there are any
- * near the cut, with a marker saying how much went. Depends on the text alone, so the
- * same result is always cut the same way (prefix stability).
+ * A text cut to its first `keepHead` and last `keepTail` characters, at line boundaries
+ * where one is near the cut, with a marker saying how much went. Depends on the text
+ * alone, so the same text is always cut the same way (prefix stability). The fallback
+ * for content that has no lines to choose between (a minified blob, one huge line).
  */
-export function truncateResult(text: string, limits: ContextLimits): string {
-  if (text.length <= limits.truncateAbove) return text;
-  const headEnd = lineBoundaryBefore(text, limits.keepHead);
-  const tailStart = lineBoundaryAfter(text, text.length - limits.keepTail);
+export function cutMiddle(text: string, keepHead: number, keepTail: number): string {
+  if (text.length <= keepHead + keepTail) return text;
+  const headEnd = lineBoundaryBefore(text, keepHead);
+  const tailStart = lineBoundaryAfter(text, text.length - keepTail);
   const cut = text.slice(headEnd, tailStart);
-  const lines = countLines(cut);
   const head = text.slice(0, headEnd);
-  // The marker stands on a line of its own.
-  const open = head.endsWith("\n") ? "" : "\n";
-  const marker = `${open}[terse: ${lines} lines (${cut.length} characters) omitted from the middle of this output]\n`;
-  return `${head}${marker}${text.slice(tailStart)}`;
+  const lines = countLines(cut);
+  // The marker stands on a line of its own where the text has lines.
+  const open = head.endsWith("\n") || !text.includes("\n") ? "" : "\n";
+  const what = lines > 1 ? `${lines} lines (${cut.length} characters)` : `${cut.length} characters`;
+  const close = text.includes("\n") ? "\n" : "";
+  return `${head}${open}${omitted(what)}${close}${text.slice(tailStart)}`;
+}
+
+/** The one wording of every cut, so an agent (and a test) recognises it. */
+export function omitted(what: string): string {
+  return `[terse: ${what} omitted]`;
 }
 
 /** The end of the last whole line before `at`, if one ends within 20% of it; else `at`. */
@@ -29,7 +34,7 @@ function lineBoundaryAfter(text: string, at: number): number {
   return nl >= 0 && nl - at < (text.length - at) * 0.2 ? nl + 1 : at;
 }
 
-function countLines(s: string): number {
+export function countLines(s: string): number {
   let n = 1;
   for (let i = s.indexOf("\n"); i >= 0; i = s.indexOf("\n", i + 1)) n++;
   return n;

@@ -14,6 +14,19 @@ function partsOf(system: unknown): unknown[] {
   return [];
 }
 
+/** The response with `f` applied to its text; the same object when nothing changed. */
+function mapResponse(response: unknown, f: (text: string) => string): unknown {
+  const entries = isRecord(response) ? Object.entries(response) : [];
+  const [only] = entries;
+  if (entries.length === 1 && only && typeof only[1] === "string") {
+    const next = f(only[1]);
+    return next === only[1] ? response : { [only[0]]: next };
+  }
+  const text = JSON.stringify(response ?? {});
+  const next = f(text);
+  return next === text ? response : { output: next };
+}
+
 export const geminiFormat: RequestFormat = {
   structuredOutput(body) {
     const config = (
@@ -75,8 +88,10 @@ export const geminiFormat: RequestFormat = {
     return key in body ? { ...body, [key]: mapParts(body[key]), contents } : { ...body, contents };
   },
 
-  // A function response is a JSON object; when it is shortened, its text takes the
-  // place of the object as `{"output": ...}`, a shape the API accepts.
+  // A function response is a JSON object. One holding a single string (`{output: "..."}`,
+  // the usual shape of a command's output) has that string shortened in place; any
+  // other object is shortened as its JSON text, which then stands as `{"output": ...}`,
+  // a shape the API accepts.
   mapToolResults(body, transform) {
     let ordinal = 0;
     const contents = contentsOf(body).map((c) => {
@@ -86,11 +101,11 @@ export const geminiFormat: RequestFormat = {
         if (!isRecord(p) || !isRecord(p.functionResponse)) return p;
         const fr = p.functionResponse;
         ordinal++;
-        const text = JSON.stringify(fr.response ?? {});
-        const next = transform(text, typeof fr.id === "string" ? fr.id : `${String(fr.name ?? "function")}#${ordinal}`);
-        if (next === text) return p;
+        const ref = typeof fr.id === "string" ? fr.id : `${String(fr.name ?? "function")}#${ordinal}`;
+        const response = mapResponse(fr.response, (text) => transform(text, ref));
+        if (response === fr.response) return p;
         touched = true;
-        return { ...p, functionResponse: { ...fr, response: { output: next } } };
+        return { ...p, functionResponse: { ...fr, response } };
       });
       return touched ? { ...c, parts } : c;
     });

@@ -1,0 +1,165 @@
+// The corpus's agent sessions as one neutral shape (Anthropic-style messages with
+// tool_use / tool_result blocks), read at run time from ../shared/corpus, never copied.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "@terse/testkit";
+
+export const CORPUS = join(REPO_ROOT, "..", "shared", "corpus");
+
+export type Block =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "tool_result"; tool_use_id: string; content: string };
+export interface Message {
+  role: "user" | "assistant";
+  content: Block[];
+}
+export interface Session {
+  name: string;
+  source: string;
+  system?: string;
+  messages: Message[];
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((p) => (typeof p === "object" && p && "text" in p ? String(p.text) : "")).join("\n")
+      : "";
+
+/** Appends blocks, merging into the last message when it has the same role (the APIs want turns to alternate). */
+function push(messages: Message[], role: Message["role"], blocks: Block[]): void {
+  if (blocks.length === 0) return;
+  const last = messages.at(-1);
+  if (last?.role === role) last.content.push(...blocks);
+  else messages.push({ role, content: blocks });
+}
+
+function anthropicSessions(dir: string): Session[] {
+  return readdirSync(join(CORPUS, dir))
+    .filter((f) => f.endsWith(".messages.json"))
+    .sort()
+    .map((f) => {
+      const raw = JSON.parse(readFileSync(join(CORPUS, dir, f), "utf8")) as {
+        role: Message["role"];
+        content: unknown;
+      }[];
+      const messages: Message[] = [];
+      for (const m of raw) {
+        const blocks: Block[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : [];
+        for (const b of Array.isArray(m.content) ? (m.content as Record<string, unknown>[]) : []) {
+          if (b.type === "text") blocks.push({ type: "text", text: String(b.text) });
+          if (b.type === "tool_use")
+            blocks.push({ type: "tool_use", id: String(b.id), name: String(b.name), input: b.input ?? {} });
+          if (b.type === "tool_result")
+            blocks.push({ type: "tool_result", tool_use_id: String(b.tool_use_id), content: textOf(b.content) });
+        }
+        push(messages, m.role, blocks);
+      }
+      return { name: f.replace(".messages.json", ""), source: dir, messages };
+    });
+}
+
+interface SweItem {
+  role: string;
+  content: unknown;
+  action?: string;
+  tool_calls?: unknown;
+  tool_call_ids?: string[];
+}
+
+/**
+ * SWE-agent's `history` (the messages it sent). Function-calling runs carry their tool
+ * calls; in the others the action is in the text and the next user message is its
+ * observation, which becomes that action's tool result (tool "bash", the action as its
+ * command), so every run exercises tool-result compression.
+ */
+function sweSession(file: string): Session {
+  const traj = JSON.parse(readFileSync(join(CORPUS, "swe-agent-trajectories", file), "utf8")) as {
+    history: SweItem[];
+  };
+  const messages: Message[] = [];
+  let system: string | undefined;
+  let pending: string | undefined;
+  for (const [i, item] of traj.history.entries()) {
+    const text = textOf(item.content);
+    if (item.role === "system" && system === undefined) {
+      system = text;
+    } else if (item.role === "assistant") {
+      const calls = typeof item.tool_calls === "string" ? JSON.parse(item.tool_calls) : item.tool_calls;
+      const blocks: Block[] = text ? [{ type: "text", text }] : [];
+      pending = undefined;
+      for (const c of Array.isArray(calls)
+        ? (calls as { id: string; function: { name: string; arguments: string } }[])
+        : []) {
+        const args = c.function.arguments;
+        blocks.push({ type: "tool_use", id: c.id, name: c.function.name, input: safeParse(args) });
+      }
+      if (!blocks.some((b) => b.type === "tool_use") && item.action?.trim()) {
+        pending = `call_${i}`;
+        blocks.push({ type: "tool_use", id: pending, name: "bash", input: { command: item.action.trim() } });
+      }
+      push(messages, "assistant", blocks);
+    } else if (item.role === "tool") {
+      push(messages, "user", [{ type: "tool_result", tool_use_id: item.tool_call_ids?.[0] ?? "", content: text }]);
+    } else if (pending !== undefined) {
+      push(messages, "user", [{ type: "tool_result", tool_use_id: pending, content: text }]);
+      pending = undefined;
+    } else {
+      push(messages, "user", [{ type: "text", text }]);
+    }
+  }
+  // A session must open with a user turn.
+  if (messages[0]?.role !== "user") messages.unshift({ role: "user", content: [{ type: "text", text: "Begin." }] });
+  return { name: file.replace(".traj", "").slice(0, 60), source: "swe-agent-trajectories", system, messages };
+}
+
+function safeParse(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return { raw: s };
+  }
+}
+
+/**
+ * The logs lost some tool results (Claude Code's stream omits a few, e.g. of TodoWrite);
+ * every API would reject such a request. A tool call without its result in the next
+ * message is dropped, and so is a result without its call, so that every request of the
+ * replay is one an agent could have sent.
+ */
+function repairPairing(s: Session): Session {
+  const messages = s.messages.map((m, i) => {
+    const next = s.messages[i + 1];
+    const prev = s.messages[i - 1];
+    const answered = new Set(next?.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : [])) ?? []);
+    const called = new Set(prev?.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) ?? []);
+    const content = m.content.filter((b) =>
+      b.type === "tool_use"
+        ? next === undefined || answered.has(b.id)
+        : b.type === "tool_result"
+          ? called.has(b.tool_use_id)
+          : true,
+    );
+    return { role: m.role, content: content.length > 0 ? content : [{ type: "text" as const, text: "(no output)" }] };
+  });
+  return { ...s, messages };
+}
+
+export function loadSessions(): Session[] {
+  const swe = readdirSync(join(CORPUS, "swe-agent-trajectories"))
+    .filter((f) => f.endsWith(".traj"))
+    .sort()
+    .map(sweSession);
+  return [...anthropicSessions("claude-code-hive-mind"), ...anthropicSessions("openhands-example"), ...swe].map(
+    repairPairing,
+  );
+}
+
+export function loadMtBench(): string[] {
+  return readFileSync(join(CORPUS, "mt-bench-questions", "question.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .flatMap((line) => (JSON.parse(line) as { turns: string[] }).turns);
+}

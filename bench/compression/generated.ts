@@ -1,0 +1,121 @@
+// Sessions with 100 KB to 1 MB tool results, made from the corpus's own content: Claude
+// Code caps its output near 30,000 characters, so the corpus has none this large. Each
+// takes a real session and grows some of its real results into a build log, a test run
+// or a JSON dump of that size, built from real lines and objects of the corpus (a
+// seeded generator, so every run of the benchmark sees the same sessions). The real
+// result's own lines stay, split around the grown middle: what the agent later used is
+// still in there somewhere, as in a real long log.
+import type { Block, Session } from "./corpus.ts";
+
+const MIN_CHARS = 100_000;
+const MAX_CHARS = 1_000_000;
+/** Results grown per session: enough that most requests carry one. */
+const GROWN_PER_SESSION = 4;
+
+/** mulberry32: a small seeded generator. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Pools {
+  log: string[];
+  test: string[];
+  errors: string[];
+  objects: unknown[];
+}
+
+function results(sessions: Session[]): string[] {
+  return sessions.flatMap((s) =>
+    s.messages.flatMap((m) => m.content.flatMap((b) => (b.type === "tool_result" ? [b.content] : []))),
+  );
+}
+
+function objectsIn(value: unknown, out: unknown[]): void {
+  if (Array.isArray(value)) for (const v of value) objectsIn(v, out);
+  else if (typeof value === "object" && value !== null) {
+    const size = JSON.stringify(value).length;
+    if (size > 80 && size < 3_000) out.push(value);
+    for (const v of Object.values(value)) objectsIn(v, out);
+  }
+}
+
+function pools(sessions: Session[]): Pools {
+  const lines = results(sessions)
+    .flatMap((r) => r.split("\n"))
+    .filter((l) => l.trim().length > 10 && l.length < 300);
+  const objects: unknown[] = [];
+  for (const r of results(sessions)) {
+    try {
+      objectsIn(JSON.parse(r), objects);
+    } catch {
+      // not JSON
+    }
+  }
+  return {
+    log: lines.filter((l) => /\[(INFO|WARN|DEBUG)\]|\d\d:\d\d:\d\d/.test(l)),
+    test: lines.filter((l) => /\b(pass(ed)?|ok|PASS|test|✓|✔)\b/i.test(l)),
+    errors: lines.filter((l) => /\b(error|failed|exception)\b/i.test(l)),
+    objects,
+  };
+}
+
+function grow(original: string, kind: number, size: number, p: Pools, rnd: () => number): string {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  if (kind === 2 && p.objects.length > 0) {
+    const items: unknown[] = [];
+    let chars = 0;
+    while (chars < size) {
+      const item = pick(p.objects);
+      items.push(item);
+      chars += JSON.stringify(item, null, 2).length;
+    }
+    return JSON.stringify({ source: original, count: items.length, items }, null, 2);
+  }
+  const pool = kind === 0 ? p.log : p.test;
+  const middle: string[] = [];
+  let chars = 0;
+  while (chars < size) {
+    const line = rnd() < 0.003 ? pick(p.errors) : pick(pool);
+    middle.push(line);
+    chars += line.length + 1;
+  }
+  const lines = original.split("\n");
+  const half = Math.ceil(lines.length / 2);
+  return [...lines.slice(0, half), ...middle, ...lines.slice(half)].join("\n");
+}
+
+/** One grown copy of each real session that has results to grow. */
+export function generateLargeSessions(sessions: Session[]): Session[] {
+  const p = pools(sessions);
+  const rnd = random(20_251_122);
+  return sessions
+    .filter((s) => s.source === "claude-code-hive-mind" && s.messages.length > 20)
+    .map((s, si) => {
+      const candidates = s.messages.flatMap((m, mi) =>
+        m.content.flatMap((b, bi) => (b.type === "tool_result" && b.content.length > 500 ? [[mi, bi] as const] : [])),
+      );
+      const every = Math.max(1, Math.floor(candidates.length / GROWN_PER_SESSION));
+      const chosen = new Set(
+        candidates
+          .filter((_, i) => i % every === 0)
+          .slice(0, GROWN_PER_SESSION)
+          .map(([mi, bi]) => `${mi}:${bi}`),
+      );
+      let n = 0;
+      const messages = s.messages.map((m, mi) => ({
+        role: m.role,
+        content: m.content.map((b, bi): Block => {
+          if (b.type !== "tool_result" || !chosen.has(`${mi}:${bi}`)) return b;
+          const size = MIN_CHARS + Math.floor(rnd() * (MAX_CHARS - MIN_CHARS));
+          return { ...b, content: grow(b.content, (si + n++) % 3, size, p, rnd) };
+        }),
+      }));
+      return { name: `${s.name} (grown)`, source: "generated", system: s.system, messages };
+    });
+}

@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+
+// What the conversation already shows, so that a later tool result can point at it
+// instead of repeating it: whole results (the same command output again, a file read
+// again unchanged) and single lines (a file view that overlaps an earlier view, a test
+// run repeated with a few lines changed). Only the LATER copy is ever replaced and only
+// by what came before it, never the other way round: prefix stability.
+
+/** Lines shorter than this (blank, a lone brace) are too common to prove a repeat. */
+const MIN_LINE_CHARS = 12;
+/** A run must repeat at least this many real lines to be replaced. */
+const MIN_RUN_LINES = 3;
+
+export const digest = (text: string): string => createHash("sha1").update(text).digest("base64");
+
+const isMarker = (line: string) => line.startsWith("[terse: ");
+
+export class SeenContent {
+  private readonly results = new Map<string, string>();
+  private readonly lines = new Map<string, string>();
+
+  /** The reference of an earlier result with exactly this text, if any. */
+  earlierCopy(hash: string): string | undefined {
+    return this.results.get(hash);
+  }
+
+  /**
+   * The text with every run of lines that an earlier result already shows (at least
+   * `minRunChars` characters) replaced by one line naming that result.
+   */
+  replaceRepeatedRuns(text: string, minRunChars: number): string {
+    if (this.lines.size === 0) return text;
+    const lines = text.split("\n");
+    const out: string[] = [];
+    let i = 0;
+    while (i < lines.length) {
+      const run = this.runAt(lines, i);
+      if (run.end > i && run.chars >= minRunChars) {
+        out.push(`[terse: ${run.end - i} lines as in tool result ${run.ref} above]`);
+        i = run.end;
+      } else {
+        out.push(lines[i] ?? "");
+        i++;
+      }
+    }
+    return out.length === lines.length ? text : out.join("\n");
+  }
+
+  /** Records the text as the agent now sees it under `ref` (the whole and each line). */
+  remember(hash: string, visible: string, ref: string): void {
+    if (!this.results.has(hash)) this.results.set(hash, ref);
+    for (const line of visible.split("\n")) {
+      if (line.trim().length >= MIN_LINE_CHARS && !isMarker(line) && !this.lines.has(line)) this.lines.set(line, ref);
+    }
+  }
+
+  /**
+   * The longest run from `start` of known lines (short lines allowed between them),
+   * ending on a known line: its end (exclusive, `start` when none), size and the
+   * result its first line came from.
+   */
+  private runAt(lines: string[], start: number): { end: number; chars: number; ref: string } {
+    const ref = this.lines.get(lines[start] ?? "");
+    if (ref === undefined) return { end: start, chars: 0, ref: "" };
+    let end = start;
+    let known = 0;
+    let chars = 0;
+    let pending = 0;
+    for (let j = start; j < lines.length; j++) {
+      const line = lines[j] ?? "";
+      if (line.trim().length < MIN_LINE_CHARS) {
+        pending += line.length + 1;
+        continue;
+      }
+      if (!this.lines.has(line)) break;
+      known++;
+      chars += pending + line.length + 1;
+      pending = 0;
+      end = j + 1;
+    }
+    return known >= MIN_RUN_LINES ? { end, chars, ref } : { end: start, chars: 0, ref };
+  }
+}
