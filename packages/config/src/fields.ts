@@ -19,6 +19,14 @@ export const positiveInt = (fallback: number) =>
     .refine((n) => n > 0 && Number.isSafeInteger(n), "expected a positive integer")
     .prefault(String(fallback));
 
+export const nonNegativeInt = (fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, "expected a whole number")
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n), "expected a whole number")
+    .prefault(String(fallback));
+
 export const url = (fallback?: string) => {
   const base = z.string().url("expected a URL");
   return fallback === undefined ? base : base.default(fallback);

@@ -1,13 +1,13 @@
-export { ConfigError, loadConfig, loadConfigOrExit } from "./load.ts";
 export * as fields from "./fields.ts";
-export { DEFAULT_PLANS, PLAN_NAMES, plansFromEnv, type PlanLimits, type PlanName, type Plans } from "./plans.ts";
+export { ConfigError, loadConfig, loadConfigOrExit } from "./load.ts";
+export { DEFAULT_PLANS, PLAN_NAMES, type PlanLimits, type PlanName, type Plans, plansFromEnv } from "./plans.ts";
 export {
+  type ControlPlaneAdminConfig,
+  type ControlPlaneConfig,
   controlPlaneAdminEnv,
   controlPlaneEnv,
-  type ControlPlaneAdminConfig,
-  dataPlaneEnv,
-  meteringWorkerEnv,
-  type ControlPlaneConfig,
   type DataPlaneConfig,
+  dataPlaneEnv,
   type MeteringWorkerConfig,
+  meteringWorkerEnv,
 } from "./services.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { hostPort, logLevel, optionalString, port, positiveInt, url } from "./fields.ts";
+import { bool, hostPort, logLevel, nonNegativeInt, optionalString, port, positiveInt, url } from "./fields.ts";
 import { plansFromEnv } from "./plans.ts";
 
 // Every variable any terse service reads, in one place (.env.example documents them).
@@ -10,6 +10,18 @@ const common = {
   LOG_LEVEL: logLevel,
   REDIS_URL: url("redis://127.0.0.1:6379"),
   TERSE_PLANS: plansFromEnv,
+};
+
+/** Shutdown of the HTTP services, in order: readiness off, drain delay, close, grace. */
+const httpShutdown = {
+  /**
+   * After SIGTERM, /readyz answers 503 for this long while requests are still served, so
+   * load balancers (Kubernetes endpoints) stop sending new ones before the listener
+   * closes. 0 on one machine; a few seconds behind a load balancer.
+   */
+  SHUTDOWN_DRAIN_DELAY_MS: nonNegativeInt(0),
+  /** Then the listener closes, and requests and streams in flight get this long to finish. */
+  SHUTDOWN_GRACE_MS: positiveInt(25_000),
 };
 
 const grpcTls = {
@@ -35,7 +47,12 @@ export const controlPlaneEnv = z.object({
   JWT_JWKS_ISSUER: optionalString(),
   JWT_JWKS_AUDIENCE: optionalString(),
   INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
-  SHUTDOWN_GRACE_MS: positiveInt(25_000),
+  ...httpShutdown,
+  /**
+   * Applies pending migrations at start (under an advisory lock, so replicas may race).
+   * Set false where a one-shot migration job runs first (docker-compose, Kubernetes).
+   */
+  MIGRATE_ON_START: bool(true),
   /**
    * Proxy hops in front of the control plane whose X-Forwarded-For is trusted (express
    * `trust proxy`); the login throttle counts failures per client IP. 0 (default): none.
@@ -71,7 +88,7 @@ export const dataPlaneEnv = z.object({
   MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
   /** Usage events held in memory while Redis is unreachable; beyond it the oldest are dropped and counted. */
   USAGE_BUFFER_MAX_EVENTS: positiveInt(100_000),
-  SHUTDOWN_GRACE_MS: positiveInt(25_000),
+  ...httpShutdown,
 });
 export type DataPlaneConfig = z.infer<typeof dataPlaneEnv>;
 

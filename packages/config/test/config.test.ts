@@ -19,6 +19,15 @@ describe("config", () => {
     expect(d.OPENAI_BASE_URL).to.equal("https://api.openai.com");
   });
 
+  it("takes an empty variable as unset (X= in an env file, an empty default in compose)", () => {
+    const c = loadConfig(controlPlaneEnv, { ...minimalControlPlane, JWT_JWKS_URL: "", GRPC_PORT: "" });
+    expect(c.JWT_JWKS_URL).to.equal(undefined);
+    expect(c.GRPC_PORT).to.equal(50051);
+    expect(() => loadConfig(controlPlaneEnv, { ...minimalControlPlane, JWT_SECRET: "" })).to.throw(
+      /JWT_SECRET: .*it is not set/,
+    );
+  });
+
   it("names the variable in one line for a bad value", () => {
     expect(() => loadConfig(dataPlaneEnv, { DATA_PLANE_PORT: "80a" })).to.throw(
       ConfigError,

@@ -1,4 +1,4 @@
 export { createTestDatabase, type TestDatabase } from "./postgres.ts";
+export { REPO_ROOT, type RunningProcess, startProcess, startTs } from "./process.ts";
 export { freshRedis, TEST_REDIS_DB, testRedisUrl } from "./redis.ts";
 export { close, freePort, listen, waitFor } from "./wait.ts";
-export { REPO_ROOT, startProcess, startTs, type RunningProcess } from "./process.ts";

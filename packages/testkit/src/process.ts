@@ -21,9 +21,14 @@ export function startTs(entry: string, env: Record<string, string>, args: string
   return startProcess(TSX, [join(REPO_ROOT, entry), ...args], env);
 }
 
-export function startProcess(command: string, args: string[], env: Record<string, string>): RunningProcess {
+export function startProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string } = {},
+): RunningProcess {
   const child = spawn(command, args, {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     // Its own process group: tsx runs the program in a child process, and a signal to

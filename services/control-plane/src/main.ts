@@ -44,8 +44,10 @@ function watchKeyCache(deps: { db: Db; redis: Redis; logger: Logger }): NodeJS.T
 async function main(): Promise<void> {
   const config = loadConfigOrExit(controlPlaneEnv);
   const logger = createLogger({ service: "control-plane", level: config.LOG_LEVEL });
-  const migrated = await migrate(config.DATABASE_URL);
-  if (migrated.applied.length > 0) logger.info({ applied: migrated.applied }, "migrations applied");
+  if (config.MIGRATE_ON_START) {
+    const migrated = await migrate(config.DATABASE_URL);
+    if (migrated.applied.length > 0) logger.info({ applied: migrated.applied }, "migrations applied");
+  }
 
   const db = createDb(config.DATABASE_URL);
   const redis = createRedis(config.REDIS_URL);
@@ -64,6 +66,8 @@ async function main(): Promise<void> {
     lifecycle.shuttingDown = true; // /readyz answers 503 from now on
     logger.info({ signal }, "shutting down");
     clearInterval(watcher);
+    // Load balancers see the 503 and stop routing here while we still serve.
+    await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections go as soon as their request in flight is answered...
     const reaper = setInterval(() => server.closeIdleConnections(), 100);

@@ -17,7 +17,8 @@ export interface DataPlane {
   publisher: UsagePublisher;
   quota: QuotaView;
   /** Readiness false, no new connections, in-flight requests finish (bounded), then everything closes. */
-  shutdown(graceMs: number): Promise<void>;
+  /** Readiness off, `drainDelayMs` still serving, then the listener closes and in-flight work gets `graceMs`. */
+  shutdown(graceMs: number, drainDelayMs?: number): Promise<void>;
 }
 
 /** Builds the data plane from config: main.ts and the tests start it the same way. */
@@ -78,8 +79,9 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     res.writeHead(200, { "Content-Type": metrics.registry.contentType }).end(body);
   }
 
-  async function shutdown(graceMs: number): Promise<void> {
-    lifecycle.shuttingDown = true;
+  async function shutdown(graceMs: number, drainDelayMs = 0): Promise<void> {
+    lifecycle.shuttingDown = true; // /readyz answers 503, responses say Connection: close
+    await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const timer = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -38,7 +38,7 @@ if (workers > 1 && cluster.isPrimary) {
   });
   const stop = async () => {
     logger.info("SIGTERM: draining");
-    await plane.shutdown(config.SHUTDOWN_GRACE_MS);
+    await plane.shutdown(config.SHUTDOWN_GRACE_MS, config.SHUTDOWN_DRAIN_DELAY_MS);
     process.exit(0);
   };
   process.once("SIGTERM", () => void stop());

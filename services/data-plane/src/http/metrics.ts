@@ -3,6 +3,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 export interface ProxyMetrics {
   registry: Registry;
   requests: Counter<"provider" | "status">;
+  duration: Histogram<"provider" | "status">;
+  authLookups: Counter<"result">;
   refusals: Counter<"code">;
   upstreamTtfb: Histogram<"provider">;
   clientAborts: Counter;
@@ -20,6 +22,19 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
       name: "terse_proxy_requests_total",
       help: "Proxy requests by provider and the status returned to the caller",
       labelNames: ["provider", "status"],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: "terse_proxy_request_duration_seconds",
+      help: "Whole request time as the caller sees it (streams: to the last byte), by provider and status",
+      labelNames: ["provider", "status"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers: [registry],
+    }),
+    authLookups: new Counter({
+      name: "terse_auth_cache_lookups_total",
+      help: "Service-key lookups in the Redis key cache: hit (key found) or miss (unknown or revoked)",
+      labelNames: ["result"],
       registers: [registry],
     }),
     refusals: new Counter({

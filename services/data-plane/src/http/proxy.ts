@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { type ClientRequest, Agent as HttpAgent, type IncomingMessage, type ServerResponse } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { Readable } from "node:stream";
 import { type CompressionResult, compressRequest } from "@terse/compression";
@@ -8,7 +8,7 @@ import type { Logger } from "@terse/logger";
 import type { UsageEvent } from "@terse/usage-events";
 import httpProxy from "http-proxy";
 import { type Admitted, type Authenticator, rateLimitHeaders } from "../domain/authenticate.ts";
-import { requireModel, type ResolvedRoute, type UpstreamRequest } from "../domain/providers.ts";
+import { type ResolvedRoute, requireModel, type UpstreamRequest } from "../domain/providers.ts";
 import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
 import { SseSplitter, UsageTap } from "../domain/usage-tap.ts";
@@ -181,7 +181,9 @@ export function createProxyHandler(deps: ProxyDeps) {
     const event = usageEventOf(ex, status);
     deps.publisher.publish(event);
     const ms = msSince(ex.start);
-    metrics.requests.inc({ provider: ex.resolved.route.provider, status: String(status) });
+    const labels = { provider: ex.resolved.route.provider, status: String(status) };
+    metrics.requests.inc(labels);
+    metrics.duration.observe(labels, ms / 1000);
     logger.info(
       {
         req_id: ex.id,
@@ -243,6 +245,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       const providerKey = headerValue(req.headers["x-provider-key"]);
       const admitted = await deps.authenticator.admit(headerValue(req.headers.authorization), providerKey, startedAt);
       const authMs = msSince(start);
+      metrics.authLookups.inc({ result: "hit" });
       const { body } = await readJsonObject(req, config.MAX_BODY_BYTES);
       const model = requireModel(resolved.route, body, resolved.pathModel);
       const compression = compress(resolved, body, admitted, logger, id);
@@ -297,8 +300,15 @@ export function createProxyHandler(deps: ProxyDeps) {
       );
     } catch (err) {
       const status = sendError(res, err, id, logger);
-      if (err instanceof ApiError) metrics.refusals.inc({ code: err.code });
-      metrics.requests.inc({ provider: resolved.route.provider, status: String(status) });
+      if (err instanceof ApiError) {
+        metrics.refusals.inc({ code: err.code });
+        if (err.code === "invalid_api_key") metrics.authLookups.inc({ result: "miss" });
+        if (err.code === "rate_limit_exceeded" || err.code === "token_quota_exceeded")
+          metrics.authLookups.inc({ result: "hit" });
+      }
+      const labels = { provider: resolved.route.provider, status: String(status) };
+      metrics.requests.inc(labels);
+      metrics.duration.observe(labels, msSince(start) / 1000);
     }
   };
 }
