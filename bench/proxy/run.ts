@@ -18,10 +18,13 @@ import {
   startTs,
   testRedisUrl,
 } from "@terse/testkit";
+import { buildServices } from "../../scripts/build-services.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const DP_WORKERS = process.env.BENCH_DP_WORKERS ?? "1";
+/** Extra node flags for the data plane, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const NODE_FLAGS = (process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const tmp = mkdtempSync(join(tmpdir(), "terse-bench-"));
 
@@ -244,12 +247,14 @@ http { access_log off;
   await cp.stop(); // not on the request path
   // Without compression a key still gets the response instruction; "off" here means the
   // request-rewriting features off, the instruction on (what every key does).
-  const dp = startTs("services/data-plane/src/main.ts", env);
+  // The data plane as its image runs it: the bundled runtime tree under plain node.
+  const trees = await buildServices(join(tmp, "trees"));
+  const dp = startProcess(process.execPath, [...NODE_FLAGS, "services/data-plane/dist/main.mjs"], env, {
+    cwd: join(trees, "data-plane"),
+  });
   procs.push(dp);
   await dp.waitForOutput(/data-plane listening/, 60_000);
-  const dpPids = childPids(dp.child.pid ?? 0).filter((p) =>
-    readFileSync(`/proc/${p}/cmdline`, "utf8").includes("data-plane"),
-  );
+  const dpPids = childPids(dp.child.pid ?? 0);
 
   const targets: { name: string; url: string; headers: Record<string, string>; pids: number[] }[] = [
     {

@@ -91,8 +91,12 @@ describe("dashboard: a visit in Chromium", function () {
     expect(await d.textContent()).to.include("It is shown only once and cannot be shown again");
     await d.getByRole("button", { name: "I have stored the key" }).click();
     await d.waitFor({ state: "detached" });
+    // Every dialog goes (the form's closes after the key's): then the key is nowhere in the page.
+    await waitFor(async () => ((await page.locator("[data-raw-key], dialog").count()) === 0 ? true : undefined), {
+      timeoutMs: 5_000,
+      what: "no dialog and no raw key left in the page",
+    });
     expect(await page.content()).not.to.include(raw);
-    expect(await page.locator("[data-raw-key], dialog").count()).to.equal(0);
     return raw;
   }
 
