@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ControlPlaneConfig, controlPlaneEnv, dataPlaneEnv, loadConfig } from "@terse/config";
-import { type DataPlane, createDataPlane } from "@terse/data-plane/src/app.ts";
+import { createDataPlane, type DataPlane } from "@terse/data-plane/src/app.ts";
 import { createDb, type Db, type Plan } from "@terse/db";
 import { type FakeProvider, startFakeProvider } from "@terse/fake-provider";
 import { createLogger } from "@terse/logger";
@@ -40,7 +40,14 @@ const JWT_SECRET = "dashboard-test-secret-0123456789abcdefghij";
 const APP_CONNECTIONS = "terse-dashboard-test";
 const here = fileURLToPath(new URL(".", import.meta.url));
 export const BUILD_SCRIPT = join(here, "..", "..", "dashboard", "build.mjs");
-export const SCREENSHOT_DIR = join(here, "..", "..", "..", "..", "docs", "screenshots");
+/**
+ * Screens are always taken (a screenshot that fails is a failure), but they land in the
+ * README's docs/screenshots only with TERSE_SCREENSHOTS=1: a test run leaves the tree clean.
+ */
+export const SCREENSHOT_DIR =
+  process.env.TERSE_SCREENSHOTS === "1"
+    ? join(here, "..", "..", "..", "..", "docs", "screenshots")
+    : join(tmpdir(), "terse-dashboard-screenshots");
 export const CHROMIUM = "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
   "--headless",
