@@ -4,6 +4,7 @@ import {
   type CompressionSettings,
   type ContextCompressLevel,
   compressRequest,
+  countInputTokens,
   forgetRemembered,
   type Provider,
   pairingProblems,
@@ -90,7 +91,7 @@ export function replay(provider: Provider, session: Session, level: ContextCompr
     r.tokensBefore.push(tb);
     r.tokensAfter.push(ta);
     r.reductions.push(tb === 0 ? 0 : 1 - ta / tb);
-    r.estimateErrors.push(tb === 0 ? 0 : Math.abs(out.input_tokens_before - tb) / tb);
+    r.estimateErrors.push(tb === 0 ? 0 : Math.abs(countInputTokens(provider, body) - tb) / tb);
     const sharedBefore = sharedParts(prevBefore, beforeText);
     const sharedAfter = sharedParts(prevAfter, afterText);
     r.costBefore += cachedCost(before, sharedBefore);

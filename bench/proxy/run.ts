@@ -1,6 +1,7 @@
 // Proxy benchmark (issue 3): `npx tsx bench/proxy/run.ts` (needs `apt-get install wrk nginx`).
-// Side by side and interleaved (A B C D E, A B C D E): the fake upstream called directly,
-// nginx proxy_pass, a bare http-proxy (the floor of our stack), and the terse data plane with auth, rate limit and metering on,
+// Side by side and interleaved (A B C D E F, A B C D E F): the fake upstream called directly,
+// nginx proxy_pass, a bare http-proxy (the floor of our stack), the Portkey AI gateway
+// (@portkey-ai/gateway 1.15 from npm), and the terse data plane with auth, rate limit and metering on,
 // compression off and on. A 2 KB chat-completion body, wrk at 32 and 128 connections.
 // CPU per request is read from /proc for the proxy's own processes over each run.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -23,6 +24,8 @@ import { buildServices } from "../../scripts/build-services.mjs";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const DP_WORKERS = process.env.BENCH_DP_WORKERS ?? "1";
+/** Only the targets whose names start with one of these (comma-separated), e.g. "terse (instruction". */
+const ONLY = (process.env.BENCH_TARGETS ?? "").split(",").filter(Boolean);
 /** Extra node flags for the data plane, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = (process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
@@ -173,6 +176,22 @@ async function main() {
   procs.push(bare);
   await bare.waitForOutput(/bare ready/);
 
+  // The Portkey AI gateway from npm (its streaming needs @hono/node-server 1.13.8, pinned
+  // in bench/package.json), pointed at the same fake upstream through its custom host.
+  const portkeyPort = await freePort();
+  const portkey = startProcess(
+    process.execPath,
+    [join(REPO_ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js"), `--port=${portkeyPort}`, "--headless"],
+    { NODE_ENV: "production" },
+  );
+  procs.push(portkey);
+  await portkey.waitForOutput(/Ready for connections/, 30_000);
+  const portkeyHeaders = {
+    "x-portkey-provider": "openai",
+    "x-portkey-custom-host": `http://127.0.0.1:${upstreamPort}/v1`,
+    Authorization: "Bearer sk-bench",
+  };
+
   const nginxPort = await freePort();
   writeFileSync(
     join(tmp, "nginx.conf"),
@@ -270,6 +289,18 @@ http { access_log off;
       pids: childPids(nginx.child.pid ?? 0),
     },
     {
+      name: "bare http-proxy",
+      url: `http://127.0.0.1:${barePort}/v1/chat/completions`,
+      headers: {},
+      pids: [bare.child.pid ?? 0],
+    },
+    {
+      name: "Portkey gateway",
+      url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
+      headers: portkeyHeaders,
+      pids: childPids(portkey.child.pid ?? 0),
+    },
+    {
       name: "terse (instruction only)",
       url: `http://127.0.0.1:${dpPort}/v1/chat/completions`,
       headers: { Authorization: `Bearer ${keyOff}`, "X-Provider-Key": "sk-bench" },
@@ -286,6 +317,7 @@ http { access_log off;
   for (const connections of [32, 128]) {
     for (let round = 0; round < ROUNDS; round++) {
       for (const t of targets) {
+        if (ONLY.length > 0 && !ONLY.some((o) => t.name.startsWith(o))) continue;
         if (connections === 128 && t.name === "terse (all compression on)") continue;
         const r = wrk(t.url, t.headers, connections, t.pids);
         const k = `${t.name}@${connections}`;
@@ -294,8 +326,10 @@ http { access_log off;
     }
   }
   const rss = rssMb(dpPids);
-  const ttDirect = await ttfb(targets[0]?.url ?? "", {}, 200);
-  const ttTerse = await ttfb(targets[2]?.url ?? "", targets[2]?.headers ?? {}, 200);
+  const target = (name: string) => targets.find((t) => t.name === name) ?? { url: "", headers: {} };
+  const ttDirect = await ttfb(target("direct").url, {}, 200);
+  const ttTerse = await ttfb(target("terse (instruction only)").url, target("terse (instruction only)").headers, 200);
+  const ttPortkey = await ttfb(target("Portkey gateway").url, target("Portkey gateway").headers, 200);
 
   // A figure wrk did not print (or printed in a form not parsed) is left out of the mean.
   const avg = (k: string, f: (r: Run) => number) => {
@@ -303,24 +337,25 @@ http { access_log off;
     return xs.length === 0 ? Number.NaN : xs.reduce((s, x) => s + x, 0) / xs.length;
   };
   const rows = [
-    "| target | connections | requests/s | x direct | x nginx | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | non-2xx |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| target | connections | requests/s | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | non-2xx |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const connections of [32, 128]) {
     const direct = `direct@${connections}`;
     const nginxK = `nginx proxy_pass@${connections}`;
+    const portkeyK = `Portkey gateway@${connections}`;
     for (const t of targets) {
       const k = `${t.name}@${connections}`;
       if (!results.has(k)) continue;
       const rps = avg(k, (r) => r.rps);
       rows.push(
-        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${avg(k, (r) => r.errors)} |`,
+        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${(rps / avg(portkeyK, (r) => r.rps)).toFixed(1)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${avg(k, (r) => r.errors)} |`,
       );
     }
   }
   rows.push(
     "",
-    `Stream time to first byte, 200 sequential streams: direct p50 ${median(ttDirect).toFixed(2)} ms, through terse ${median(ttTerse).toFixed(2)} ms (added ${(median(ttTerse) - median(ttDirect)).toFixed(2)} ms).`,
+    `Stream time to first byte, 200 sequential streams: direct p50 ${median(ttDirect).toFixed(2)} ms, through terse ${median(ttTerse).toFixed(2)} ms (added ${(median(ttTerse) - median(ttDirect)).toFixed(2)} ms), through Portkey ${median(ttPortkey).toFixed(2)} ms (added ${(median(ttPortkey) - median(ttDirect)).toFixed(2)} ms).`,
   );
   rows.push(
     `Data-plane RSS after the runs: ${rssMb(dpPids).toFixed(0)} MB (${rss.toFixed(0)} MB right after load), ${DP_WORKERS} worker process(es), ${SECONDS} s per run, ${ROUNDS} interleaved rounds.`,

@@ -33,8 +33,13 @@ export interface CompressionResult {
   /** null: response compression skipped. */
   intensity: Intensity | null;
   reason: string;
-  input_tokens_before: number;
-  input_tokens_after: number;
+  /**
+   * Input tokens the compression removed, less those it added (the instruction); may be
+   * negative. Only the parts of the request that differ are counted: the provider reports
+   * the tokens it billed, and before = billed + saved, so an unchanged message (most of
+   * an agent's history) never meets the tokenizer on the hot path.
+   */
+  input_tokens_saved: number;
 }
 
 /** Forgets the per-process memory (token counts, compressed results): for benchmarks that replay sessions cold. */
@@ -54,11 +59,8 @@ const FORMATS: Record<Provider, RequestFormat> = {
  * call it the same way. Pure: no I/O, the input is never mutated.
  */
 export function compressRequest(provider: Provider, body: unknown, settings: CompressionSettings): CompressionResult {
-  if (!isRecord(body))
-    return { body, intensity: null, reason: "not a JSON object", input_tokens_before: 0, input_tokens_after: 0 };
+  if (!isRecord(body)) return { body, intensity: null, reason: "not a JSON object", input_tokens_saved: 0 };
   const format = FORMATS[provider];
-  const counted = new WeakMap<object, number>();
-  const before = sumTokens(format.inputParts(body), counted);
 
   const context = settings.context_compress
     ? compressContext(body, settings.context_compress_level, format.mapToolResults)
@@ -73,8 +75,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
       body: shortened,
       intensity: null,
       reason: structured + contextNote,
-      input_tokens_before: before,
-      input_tokens_after: sumTokens(format.inputParts(shortened), counted),
+      input_tokens_saved: tokensSaved(format.inputParts(body), format.inputParts(shortened)),
     };
   }
 
@@ -86,7 +87,18 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     body: compressed,
     intensity: choice.intensity,
     reason: choice.reason + contextNote,
-    input_tokens_before: before,
-    input_tokens_after: sumTokens(format.inputParts(compressed), counted),
+    input_tokens_saved: tokensSaved(format.inputParts(body), format.inputParts(compressed)),
   };
+}
+
+/** Tokens of the parts only `before` has, less those of the parts only `after` has. */
+function tokensSaved(before: readonly unknown[], after: readonly unknown[]): number {
+  const inBefore = new Set(before);
+  const inAfter = new Set(after);
+  return sumTokens(before.filter((p) => !inAfter.has(p))) - sumTokens(after.filter((p) => !inBefore.has(p)));
+}
+
+/** The input tokens of a whole request (estimated as on the hot path): for tools and benchmarks. */
+export function countInputTokens(provider: Provider, body: unknown): number {
+  return isRecord(body) ? sumTokens(FORMATS[provider].inputParts(body)) : 0;
 }

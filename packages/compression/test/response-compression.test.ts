@@ -1,5 +1,11 @@
 import { expect } from "chai";
-import { type CompressionSettings, compressRequest, detectIntensity, INSTRUCTIONS } from "../src/index.ts";
+import {
+  type CompressionSettings,
+  compressRequest,
+  countInputTokens,
+  detectIntensity,
+  INSTRUCTIONS,
+} from "../src/index.ts";
 
 const settings = (over: Partial<CompressionSettings> = {}): CompressionSettings => ({
   intensity: "full",
@@ -36,8 +42,9 @@ describe("response compression", () => {
       expect(messages[2]?.content).to.include(INSTRUCTIONS.ultra);
       expect(out.intensity).to.equal("ultra");
       expect(out.reason).to.equal("key setting");
-      expect(out.input_tokens_before).to.be.greaterThan(5);
-      expect(out.input_tokens_after).to.be.greaterThan(out.input_tokens_before);
+      // The instruction only adds: saved is minus its tokens, and equals the whole-request difference.
+      expect(out.input_tokens_saved).to.be.lessThan(-5);
+      expect(out.input_tokens_saved).to.equal(countInputTokens("openai", body) - countInputTokens("openai", out.body));
     });
 
     it("skips structured output: json_schema, json_object, and a forced tool", () => {

@@ -42,7 +42,9 @@ export const anthropicFormat: RequestFormat = {
   },
 
   inputParts(body) {
-    return [body.system ?? "", ...messagesOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
+    // System blocks one by one: the instruction appended as a block leaves the others shared.
+    const system = Array.isArray(body.system) ? body.system : [body.system ?? ""];
+    return [...system, ...messagesOf(body), ...(Array.isArray(body.tools) ? [body.tools] : [])];
   },
 
   mapPromptTexts(body, f) {

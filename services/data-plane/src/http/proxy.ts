@@ -205,7 +205,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     const reported = ex.tap.usage;
     const input = reported ? reported.input : estimatedInput(ex);
     const output = reported ? reported.output : estimateTokens(ex.tap.text);
-    const saved = Math.max(0, ex.compression.input_tokens_before - ex.compression.input_tokens_after);
+    const saved = Math.max(0, ex.compression.input_tokens_saved);
     return {
       event_id: ex.id,
       key_id: ex.admitted.key.key_id,
@@ -332,12 +332,12 @@ function compress(
   } catch (err) {
     // A compression bug must never cost the caller their request: forward it as sent.
     logger.error({ err, req_id: id }, "compression failed; forwarding the original body");
-    return { body, intensity: null, reason: "compression error", input_tokens_before: 0, input_tokens_after: 0 };
+    return { body, intensity: null, reason: "compression error", input_tokens_saved: 0 };
   }
 }
 
+/** No usage from the upstream (an error, an abort): count what was sent. */
 function estimatedInput(ex: Exchange): number {
-  if (ex.compression.input_tokens_after > 0) return ex.compression.input_tokens_after;
   return estimateTokens(requestText(ex.upstream.body));
 }
 
