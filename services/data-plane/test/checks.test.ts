@@ -1,6 +1,7 @@
+import { request } from "node:http";
+import { CACHE_GENERATION_KEY } from "@terse/keys";
 import { expect } from "chai";
 import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
-import { CACHE_GENERATION_KEY } from "@terse/keys";
 
 // Spec section 7's proxy table and DESIGN.md section 4's order of checks, plus bad
 // input: each a clear answer in the one envelope, and none reaches the upstream.
@@ -165,5 +166,33 @@ describe("data plane: checks before the upstream", () => {
       expect((await fetch(`${h.url}/v1/chat/completions`, { headers: auth })).status).to.equal(405);
       expect((await fetch(`${h.url}/v1/nope`, { method: "POST", headers: auth })).status).to.equal(404);
     });
+  });
+
+  it("forwards a body sent with Expect: 100-continue (curl does it past 1 KB) with our credentials handling", async () => {
+    const { rawKey } = await h.addKey();
+    const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x".repeat(2_000) }] });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${rawKey}`,
+          "x-provider-key": PROVIDER_KEY,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          expect: "100-continue",
+        },
+      });
+      req.on("continue", () => req.end(body));
+      req.on("response", (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      });
+      req.on("error", reject);
+    });
+    expect(status).to.equal(200);
+    const got = h.fake.received[0];
+    expect(got?.headers.authorization).to.equal(`Bearer ${PROVIDER_KEY}`);
+    expect(got?.headers).not.to.have.property("x-provider-key");
+    expect(got?.headers).not.to.have.property("expect");
   });
 });

@@ -8,9 +8,9 @@ import {
   encodeCachedKey,
   generateRawKey,
   hashKey,
+  QUOTA_CHANNEL,
   quotaExceededKeyFor,
   quotaMonth,
-  QUOTA_CHANNEL,
 } from "@terse/keys";
 import { createLogger } from "@terse/logger";
 import { freshRedis, testRedisUrl } from "@terse/testkit";

@@ -14,16 +14,10 @@ export async function readJsonObject(
   if (!/^application\/json\b/i.test(type)) throw new ApiError("unsupported_media_type");
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > maxBytes) throw new ApiError("payload_too_large");
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new ApiError("payload_too_large");
-    chunks.push(chunk as Buffer);
-  }
+  const { text, size } = await readText(req, maxBytes);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    parsed = JSON.parse(text);
   } catch {
     throw new ApiError("invalid_request", { message: "Request body is not valid JSON" });
   }
@@ -31,4 +25,46 @@ export async function readJsonObject(
     throw new ApiError("invalid_request", { message: "Request body must be a JSON object" });
   }
   return { body: parsed as Record<string, unknown>, bytes: size };
+}
+
+/**
+ * The whole body as text, by 'data' events: an async iterator over the request costs a
+ * promise per chunk, and this runs on every request.
+ */
+function readText(req: IncomingMessage, maxBytes: number): Promise<{ text: string; size: number }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        req.resume(); // drain what is still coming; the answer is 413
+        reject(new ApiError("payload_too_large"));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      resolve({ text: body.toString("utf8"), size });
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    // The caller went away before the body was complete: nothing to answer.
+    const onClose = () => onError(new Error("request closed before its body was complete"));
+    const cleanup = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
+  });
 }

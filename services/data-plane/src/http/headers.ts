@@ -16,18 +16,38 @@ const HOP_BY_HOP = new Set([
 /** Caller headers that are ours: the service key and the provider key never leave the proxy. */
 const TERSE_CREDENTIALS = new Set(["authorization", "x-provider-key", "x-api-key", "x-goog-api-key"]);
 
-/** Names of the caller's headers that must not reach the upstream. */
-export function requestHeadersToDrop(headers: IncomingHttpHeaders): string[] {
-  const listed = String(headers.connection ?? "")
-    .split(",")
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
-  // host is left alone: http-proxy (changeOrigin) has already set the upstream's.
-  return [
-    ...Object.keys(headers).filter((h) => HOP_BY_HOP.has(h) || TERSE_CREDENTIALS.has(h)),
-    ...listed,
-    "content-length",
-  ];
+/**
+ * Ours to answer, not the upstream's: the proxy read the whole body already (Node sent
+ * the 100 Continue), and the body forwarded is a new one of a known length.
+ */
+const ANSWERED_HERE = new Set(["expect", "content-length"]);
+
+/**
+ * The headers the upstream receives: the caller's, less hop-by-hop ones (and those its
+ * Connection header names), our credentials and what the proxy answered itself, plus the
+ * provider's own (its key where the provider wants it) and the new body's length. The
+ * usage tap reads the body, so it is asked for uncompressed. `host` is left for
+ * http-proxy (changeOrigin) to set to the upstream's.
+ */
+export function upstreamRequestHeaders(
+  caller: IncomingHttpHeaders,
+  provider: Record<string, string>,
+  contentLength: number,
+): IncomingHttpHeaders {
+  const listed = new Set(
+    String(caller.connection ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase()),
+  );
+  const out: IncomingHttpHeaders = {};
+  for (const [name, value] of Object.entries(caller)) {
+    if (HOP_BY_HOP.has(name) || TERSE_CREDENTIALS.has(name) || ANSWERED_HERE.has(name) || listed.has(name)) continue;
+    out[name] = value;
+  }
+  Object.assign(out, provider);
+  out["content-length"] = String(contentLength);
+  out["accept-encoding"] = "identity";
+  return out;
 }
 
 /** Upstream response headers as relayed: unchanged but for hop-by-hop ones and, if the body is rewritten, its length. */

@@ -1,6 +1,6 @@
 import { type ClientRequest, Agent as HttpAgent, type IncomingMessage, type ServerResponse } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { type CompressionResult, compressRequest } from "@terse/compression";
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
@@ -14,7 +14,7 @@ import { estimateTokens, requestText } from "../domain/token-estimate.ts";
 import { SseSplitter, UsageTap } from "../domain/usage-tap.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { readJsonObject } from "./body.ts";
-import { requestHeadersToDrop, responseHeaders } from "./headers.ts";
+import { responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { newRequestId, sendError } from "./respond.ts";
 
@@ -67,18 +67,13 @@ export function createProxyHandler(deps: ProxyDeps) {
   const proxy = httpProxy.createProxyServer({});
   const exchanges = new WeakMap<IncomingMessage, Exchange>();
 
+  // Headers and body are settled before http-proxy builds the upstream request (see
+  // forward()); this event only arms the timeouts. http-proxy skips it for requests
+  // carrying `Expect`, which is why no header work may depend on it.
   proxy.on("proxyReq", (proxyReq, req) => {
     const ex = exchanges.get(req);
     if (!ex) return;
     ex.proxyReq = proxyReq;
-    for (const name of requestHeadersToDrop(req.headers)) proxyReq.removeHeader(name);
-    for (const [name, value] of Object.entries(ex.upstream.headers)) proxyReq.setHeader(name, value);
-    proxyReq.setHeader("content-length", ex.payload.length);
-    // The usage tap reads the body: ask for it uncompressed.
-    proxyReq.setHeader("accept-encoding", "identity");
-    if (ex.resolved.route.provider === "anthropic" && !req.headers["anthropic-version"]) {
-      proxyReq.setHeader("anthropic-version", "2023-06-01");
-    }
     armTimeouts(ex, proxyReq);
   });
 
@@ -86,6 +81,34 @@ export function createProxyHandler(deps: ProxyDeps) {
     const ex = exchanges.get(req);
     if (ex) relayResponse(ex, proxyRes, res as ServerResponse);
   });
+
+  /**
+   * Hands the exchange to http-proxy. The caller's request object carries the upstream's
+   * headers (http-proxy copies `req.headers`; the body was read already), and the new
+   * body goes out with them in one write: `buffer` is what http-proxy pipes into the
+   * upstream request, so a stand-in whose pipe() ends it with the payload saves a stream.
+   */
+  function forward(ex: Exchange, req: IncomingMessage, res: ServerResponse): void {
+    const provider = { ...ex.upstream.headers };
+    if (ex.resolved.route.provider === "anthropic" && !req.headers["anthropic-version"]) {
+      provider["anthropic-version"] = "2023-06-01";
+    }
+    req.headers = upstreamRequestHeaders(req.headers, provider, ex.payload.length);
+    const payload = ex.payload;
+    proxy.web(
+      req,
+      res,
+      {
+        target: ex.upstream.url,
+        ignorePath: true,
+        changeOrigin: true,
+        agent: ex.upstream.url.startsWith("https:") ? agents["https:"] : agents["http:"],
+        buffer: { pipe: (upstream: ClientRequest) => upstream.end(payload) } as unknown as Readable,
+        selfHandleResponse: true,
+      },
+      () => onProxyError(ex, res),
+    );
+  }
 
   function armTimeouts(ex: Exchange, proxyReq: ClientRequest): void {
     const connectTimer = setTimeout(() => {
@@ -284,20 +307,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         metrics.clientAborts.inc();
         finish(ex, ex.proxyRes?.statusCode ?? 499);
       });
-      const target = new URL(upstream.url);
-      proxy.web(
-        req,
-        res,
-        {
-          target: upstream.url,
-          ignorePath: true,
-          changeOrigin: true,
-          agent: agents[target.protocol as "http:" | "https:"],
-          buffer: Readable.from([ex.payload]),
-          selfHandleResponse: true,
-        },
-        () => onProxyError(ex, res),
-      );
+      forward(ex, req, res);
     } catch (err) {
       const status = sendError(res, err, id, logger);
       if (err instanceof ApiError) {
