@@ -12,8 +12,13 @@ import { countTokens } from "gpt-tokenizer";
 
 /** Messages remembered; an agent session of a few hundred turns fits many times over. */
 const CACHE_LIMIT = 20_000;
-/** Shorter texts are not worth hashing: counting them is as fast as the hash. */
-const HASH_FROM_CHARS = 64;
+/** Shorter texts are not worth remembering: counting them is as fast as a lookup. */
+const REMEMBER_FROM_CHARS = 64;
+/**
+ * Up to this length a text is its own key (V8 hashes a string once and keeps the hash);
+ * longer ones are keyed by a SHA-1 of their content, so the cache holds no long strings.
+ */
+const SELF_KEYED_CHARS = 1_024;
 /**
  * Longer texts (a 30 KB command output, a 1 MB log) are counted from evenly spaced
  * samples, scaled by length: counting them whole costs more than the 2 ms a request may
@@ -58,8 +63,9 @@ function sampledTokens(text: string): number {
 
 function memoised(content: unknown, count: (text: string) => number, store: Map<string, number>): number {
   const text = typeof content === "string" ? content : JSON.stringify(content ?? "");
-  if (text.length < HASH_FROM_CHARS) return text.length === 0 ? 0 : countTokens(text);
-  const key = createHash("sha1").update(text).digest("base64");
+  if (text.length < REMEMBER_FROM_CHARS) return text.length === 0 ? 0 : countTokens(text);
+  // The two kinds of key cannot meet: a self-keyed text has 64+ characters, a SHA-1 key 28.
+  const key = text.length <= SELF_KEYED_CHARS ? text : createHash("sha1").update(text).digest("base64");
   const hit = store.get(key);
   if (hit !== undefined) {
     store.delete(key);
