@@ -74,7 +74,9 @@ export function replay(provider: Provider, session: Session, level: ContextCompr
   let last: Json | undefined;
   for (const [i, m] of session.messages.entries()) {
     if (m.role !== "user") continue;
-    const body = ps.body(ps.perMessage.slice(0, i + 1).flat());
+    // Parsed afresh, as the data plane parses each request: no string is shared with the
+    // previous turn's request, so nothing is found by identity that would not be in production.
+    const body = JSON.parse(JSON.stringify(ps.body(ps.perMessage.slice(0, i + 1).flat()))) as Json;
     const t0 = process.hrtime.bigint();
     const out = compressRequest(provider, body, settings(level));
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { countTokens } from "gpt-tokenizer";
 
 // Token counts for "input tokens before and after compression". gpt-tokenizer's o200k
@@ -6,27 +5,31 @@ import { countTokens } from "gpt-tokenizer";
 // current models, so o200k stands in for them (the provider's billed count comes from
 // the upstream's usage; ours is the proxy's estimate of what compression saved).
 //
-// Agents resend their whole history every turn, so each message is counted once and
-// remembered by a hash of its content: a JavaScript tokenizer takes ~25 ms over 100 KB
-// on this machine, a hash of it ~0.2 ms.
+// This runs on the hot path, on content an agent resends every turn, so:
+// - a JavaScript tokenizer takes ~25 ms over 100 KB here: each text is counted once and
+//   remembered;
+// - hashing a 1 MB tool result to look it up costs more than estimating it: long texts
+//   are keyed by a fingerprint (their length and a few slices) and estimated from
+//   samples, so neither the lookup nor the count reads the whole text;
+// - a message is walked as a value, not serialised: JSON punctuation is added per field.
 
-/** Messages remembered; an agent session of a few hundred turns fits many times over. */
+/** Texts remembered; an agent session of a few hundred turns fits many times over. */
 const CACHE_LIMIT = 20_000;
-/** Shorter texts are not worth remembering: counting them is as fast as a lookup. */
-const REMEMBER_FROM_CHARS = 64;
-/**
- * Up to this length a text is its own key (V8 hashes a string once and keeps the hash);
- * longer ones are keyed by a SHA-1 of their content, so the cache holds no long strings.
- */
+/** Up to this length a text is its own key (V8 hashes a string once and keeps the hash). */
 const SELF_KEYED_CHARS = 1_024;
 /**
  * Longer texts (a 30 KB command output, a 1 MB log) are counted from evenly spaced
- * samples, scaled by length: counting them whole costs more than the 2 ms a request may
- * take. Within a few percent on the corpus (docs/compression.md gives the measured error).
+ * samples, scaled by length. Within a few percent on the corpus (docs/compression.md
+ * gives the measured error).
  */
 const SAMPLE_ABOVE_CHARS = 3_000;
 const SAMPLES = 4;
 const SAMPLE_CHARS = 400;
+/** Characters of each slice in a long text's fingerprint. */
+const FINGERPRINT_SLICE = 48;
+/** Tokens of a field's JSON punctuation (`"key": ,`) and of a container's brackets: o200k, measured on the corpus. */
+const FIELD_OVERHEAD = 3;
+const CONTAINER_OVERHEAD = 1;
 
 const cache = new Map<string, number>();
 /** Exact counts live apart, so measuring never evicts what the hot path remembers. */
@@ -46,6 +49,15 @@ function remember(store: Map<string, number>, key: string, value: number): void 
   store.set(key, value);
 }
 
+function recall(store: Map<string, number>, key: string): number | undefined {
+  const hit = store.get(key);
+  if (hit !== undefined) {
+    store.delete(key);
+    store.set(key, hit);
+  }
+  return hit;
+}
+
 /** Tokens of a long text, estimated from samples cut at spaces so no word is split. */
 function sampledTokens(text: string): number {
   const step = Math.floor(text.length / SAMPLES);
@@ -61,47 +73,64 @@ function sampledTokens(text: string): number {
   return Math.round((tokens * text.length) / chars);
 }
 
-function memoised(content: unknown, count: (text: string) => number, store: Map<string, number>): number {
-  const text = typeof content === "string" ? content : JSON.stringify(content ?? "");
-  if (text.length < REMEMBER_FROM_CHARS) return text.length === 0 ? 0 : countTokens(text);
-  // The two kinds of key cannot meet: a self-keyed text has 64+ characters, a SHA-1 key 28.
-  const key = text.length <= SELF_KEYED_CHARS ? text : createHash("sha1").update(text).digest("base64");
-  const hit = store.get(key);
-  if (hit !== undefined) {
-    store.delete(key);
-    store.set(key, hit);
-    return hit;
-  }
-  const n = count(text);
-  remember(store, key, n);
+/**
+ * A long text's key: its length and slices at its start, thirds and end. Two texts that
+ * share all of them get one estimate; the estimate is all that is at stake. Self-keyed
+ * texts are at most 1,024 characters, a fingerprint is longer, so the two never meet.
+ */
+function fingerprint(text: string): string {
+  const third = Math.floor(text.length / 3);
+  return [
+    text.length,
+    text.slice(0, FINGERPRINT_SLICE),
+    text.slice(third, third + FINGERPRINT_SLICE),
+    text.slice(2 * third, 2 * third + FINGERPRINT_SLICE),
+    text.slice(-FINGERPRINT_SLICE),
+  ].join("\u0000");
+}
+
+/** Tokens of one text, remembered. */
+function textTokens(text: string): number {
+  if (text.length === 0) return 0;
+  const key = text.length <= SELF_KEYED_CHARS ? text : fingerprint(text);
+  const hit = recall(cache, key);
+  if (hit !== undefined) return hit;
+  const n = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text);
+  remember(cache, key, n);
   return n;
 }
 
-/** Tokens of one piece of request content (a message, a system prompt), memoised; long ones sampled. */
+/** Tokens of one piece of request content (a message, a system prompt, a tool list): its texts, plus punctuation. */
 export function countContentTokens(content: unknown): number {
-  return memoised(
-    content,
-    (text) => (text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text)),
-    cache,
-  );
-}
-
-/** The exact count, memoised: for measuring (the benchmark), where time does not matter. */
-export function countExactTokens(content: unknown): number {
-  return memoised(content, countTokens, exactCache);
-}
-
-/**
- * Tokens of all parts. `seen` remembers parts by identity: a compressed body shares its
- * untouched messages with the original, so counting both costs one pass, not two.
- */
-export function sumTokens(parts: readonly unknown[], seen?: WeakMap<object, number>): number {
-  let total = 0;
-  for (const p of parts) {
-    const known = typeof p === "object" && p !== null ? seen?.get(p) : undefined;
-    const n = known ?? countContentTokens(p);
-    if (known === undefined && typeof p === "object" && p !== null) seen?.set(p, n);
-    total += n;
+  if (typeof content === "string") return textTokens(content);
+  if (Array.isArray(content)) {
+    let n = CONTAINER_OVERHEAD;
+    for (const item of content) n += countContentTokens(item) + CONTAINER_OVERHEAD;
+    return n;
   }
+  if (typeof content === "object" && content !== null) {
+    let n = CONTAINER_OVERHEAD;
+    for (const [key, value] of Object.entries(content))
+      n += textTokens(key) + FIELD_OVERHEAD + countContentTokens(value);
+    return n;
+  }
+  return content === undefined || content === null ? 0 : textTokens(String(content));
+}
+
+/** The exact count of the JSON text, remembered: for measuring (the benchmark), where time does not matter. */
+export function countExactTokens(content: unknown): number {
+  const text = typeof content === "string" ? content : JSON.stringify(content ?? "");
+  if (text.length === 0) return 0;
+  const hit = recall(exactCache, text);
+  if (hit !== undefined) return hit;
+  const n = countTokens(text);
+  remember(exactCache, text, n);
+  return n;
+}
+
+/** Tokens of all parts. */
+export function sumTokens(parts: readonly unknown[]): number {
+  let total = 0;
+  for (const p of parts) total += countContentTokens(p);
   return total;
 }

@@ -182,4 +182,45 @@ describe("context compression", () => {
     compressRequest("anthropic", body, settings("aggressive"));
     expect(body).to.deep.equal(copy);
   });
+
+  it("lists the names the cut lines carried, once each, beside the first cut", () => {
+    const lines = variedLog(3_000).split("\n");
+    lines[1_200] = "loaded plugin from src/plugins/cache_warmer.ts (sha 3f9a2c1d7e)";
+    lines[1_800] = "  at FooService.handleRequest (lib/server/router.js:210:14)";
+    const text = lines.join("\n");
+    const out = resultText(compressRequest("anthropic", anthropicSession([text]), settings("standard")).body, 0);
+    const index = out.split("\n").find((l) => l.startsWith("[terse: the omitted part mentions: "));
+    expect(index, "the index line").to.be.a("string");
+    for (const name of [
+      "src/plugins/cache_warmer.ts",
+      "3f9a2c1d7e",
+      "FooService.handleRequest",
+      "lib/server/router.js",
+    ]) {
+      expect(index).to.include(name);
+    }
+    // Beside the first cut, and each name once.
+    const at = out.split("\n").indexOf(index as string);
+    expect(out.split("\n")[at - 1]).to.match(/^\[terse: \d+ lines omitted\]$/);
+    const names = (index as string)
+      .replace(/^\[terse: the omitted part mentions: /, "")
+      .replace(/\]$/, "")
+      .split(", ");
+    expect(new Set(names).size).to.equal(names.length);
+    // Within the budget: the level's base plus 2% of what went.
+    expect((index as string).length).to.be.at.most(CONTEXT_LEVELS.standard.keepNames + 0.02 * text.length + 60);
+  });
+
+  it("lists the names of a JSON array's omitted items, and keeps the JSON valid", () => {
+    const items = Array.from({ length: 40 }, (_, i) => ({ id: i, path: `pkg/module_${i}/index.ts`, ok: true }));
+    const out = resultText(
+      compressRequest("anthropic", anthropicSession([JSON.stringify(items, null, 2).repeat(1)]), settings("aggressive"))
+        .body,
+      0,
+    );
+    const parsed = JSON.parse(out) as unknown[];
+    const index = parsed.find((v) => typeof v === "string" && v.startsWith("[terse: the omitted part mentions: "));
+    expect(index).to.include("pkg/module_4/index.ts"); // the first that went
+    expect(index).not.to.include("pkg/module_0/index.ts"); // kept, so not listed
+  });
 });

@@ -1,6 +1,6 @@
 import type { ToolResultMapper } from "../formats/format.ts";
 import { Lru } from "../lru.ts";
-import { digest, SeenContent } from "./dedupe.ts";
+import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
 import { CONTEXT_LEVELS, type ContextLevel } from "./levels.ts";
 import { shortenResult } from "./shorten.ts";
 
@@ -29,6 +29,7 @@ const states = new Lru<SeenContent>(64);
 export function forgetContextWork(): void {
   outputs.clear();
   states.clear();
+  forgetDigests();
 }
 
 interface Step {

@@ -11,7 +11,49 @@ const MIN_LINE_CHARS = 12;
 /** A run must repeat at least this many real lines to be replaced. */
 const MIN_RUN_LINES = 3;
 
-export const digest = (text: string): string => createHash("sha1").update(text).digest("base64");
+/** Texts from this long have their digest remembered: an agent resends each one every turn. */
+const REMEMBER_DIGEST_FROM = 16_384;
+/** Characters of remembered texts in all: a few long sessions' worth. */
+const REMEMBERED_DIGEST_CHARS = 16_000_000;
+const rememberedDigests = new Map<string, { text: string; hash: string }>();
+let rememberedChars = 0;
+
+const sha1 = (text: string): string => createHash("sha1").update(text).digest("base64");
+
+/** Cheap to compute, and only a candidate: the text itself is compared before its digest is reused. */
+function fingerprint(text: string): string {
+  const third = Math.floor(text.length / 3);
+  return `${text.length}\u0000${text.slice(0, 64)}\u0000${text.slice(third, third + 64)}\u0000${text.slice(-64)}`;
+}
+
+/**
+ * The content digest of a text. A long one seen before is found by its fingerprint and
+ * confirmed by comparing the texts (a memory compare, several times faster than hashing
+ * a megabyte again); a wrong digest is never possible, only a cache miss.
+ */
+export function digest(text: string): string {
+  if (text.length < REMEMBER_DIGEST_FROM) return sha1(text);
+  const key = fingerprint(text);
+  const known = rememberedDigests.get(key);
+  if (known && known.text === text) return known.hash;
+  const hash = sha1(text);
+  if (known) rememberedChars -= known.text.length;
+  rememberedDigests.delete(key);
+  rememberedDigests.set(key, { text, hash });
+  rememberedChars += text.length;
+  for (const [oldKey, old] of rememberedDigests) {
+    if (rememberedChars <= REMEMBERED_DIGEST_CHARS) break;
+    rememberedDigests.delete(oldKey);
+    rememberedChars -= old.text.length;
+  }
+  return hash;
+}
+
+/** Forgets the remembered digests: benchmarks start each replayed session cold. */
+export function forgetDigests(): void {
+  rememberedDigests.clear();
+  rememberedChars = 0;
+}
 
 const isMarker = (line: string) => line.startsWith("[terse: ");
 

@@ -1,5 +1,6 @@
 import type { ContextLimits } from "./levels.ts";
 import { shortenLines } from "./log-lines.ts";
+import { spanIndex } from "./span-index.ts";
 import { cutMiddle } from "./truncate.ts";
 
 // A JSON tool result (an API response, `gh ... --json`, a dump) shortened by its
@@ -12,6 +13,9 @@ import { cutMiddle } from "./truncate.ts";
 /** Larger texts are not parsed: parsing is the cost, and a head/tail cut does as well there. */
 const MAX_PARSE_CHARS = 2_000_000;
 
+/** Of the level's name budget, the share one cut string or array may use: a result can hold many. */
+const JSON_NAMES_SHARE = 0.5;
+
 /** A string holding more than this share of the result is its main content. */
 const MAIN_STRING_SHARE = 0.5;
 
@@ -19,12 +23,21 @@ function shortenValue(value: unknown, limits: ContextLimits, main: string | unde
   if (typeof value === "string") {
     if (value.length <= limits.jsonStringChars) return value;
     if (value === main) return shortenLines(value, limits);
-    return cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
+    const cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
+    // The names the cut took out, within a share of the budget like the string's own.
+    const index = spanIndex(value, cut, Math.floor(limits.keepNames * JSON_NAMES_SHARE));
+    return index ? `${cut}\n${index}` : cut;
   }
   if (Array.isArray(value)) {
     const kept = value.slice(0, limits.jsonArrayItems).map((v) => shortenValue(v, limits, main));
     const more = value.length - kept.length;
-    return more > 0 ? [...kept, `[terse: ${more} more items omitted]`] : kept;
+    if (more === 0) return kept;
+    const index = spanIndex(
+      JSON.stringify(value.slice(kept.length)),
+      JSON.stringify(kept),
+      Math.floor(limits.keepNames * JSON_NAMES_SHARE),
+    );
+    return [...kept, `[terse: ${more} more items omitted]`, ...(index ? [index] : [])];
   }
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};

@@ -19,6 +19,8 @@ export interface ContextLimits {
   keepTail: number;
   /** Characters of error, failure and warning lines kept from the omitted middle of a log. */
   keepSignals: number;
+  /** Characters of the names (paths, identifiers) of the omitted lines listed after a cut. */
+  keepNames: number;
   /** A run of lines the conversation already shows becomes a reference from this many characters. */
   minRepeatRun: number;
   /** Items kept from each long array of a JSON result (the rest counted in a marker). */
@@ -38,6 +40,7 @@ export const CONTEXT_LEVELS: Readonly<Record<ContextLevel, ContextLimits>> = {
     keepHead: 6_000,
     keepTail: 4_000,
     keepSignals: 3_000,
+    keepNames: 2_000,
     minRepeatRun: 2_000,
     jsonArrayItems: 20,
     jsonStringChars: 2_000,
@@ -52,6 +55,7 @@ export const CONTEXT_LEVELS: Readonly<Record<ContextLevel, ContextLimits>> = {
     keepHead: 2_500,
     keepTail: 1_500,
     keepSignals: 2_000,
+    keepNames: 1_200,
     minRepeatRun: 400,
     jsonArrayItems: 8,
     jsonStringChars: 600,
@@ -65,6 +69,7 @@ export const CONTEXT_LEVELS: Readonly<Record<ContextLevel, ContextLimits>> = {
     keepHead: 1_200,
     keepTail: 800,
     keepSignals: 1_000,
+    keepNames: 800,
     minRepeatRun: 200,
     jsonArrayItems: 4,
     jsonStringChars: 300,

@@ -1,4 +1,5 @@
 import type { ContextLimits } from "./levels.ts";
+import { spanIndex } from "./span-index.ts";
 import { cutMiddle, omitted } from "./truncate.ts";
 
 // Line-oriented output (build logs, test runs, file views, grep hits) shortened the way a
@@ -78,18 +79,34 @@ export function shortenLines(text: string, limits: ContextLimits): string {
   const signalSet = new Set(signals);
   const keep = new Set([...head, ...tail, ...signals]);
   const out: string[] = [];
+  const gone: string[] = [];
+  let firstMarker = -1;
   let gap = 0;
+  const closeGap = () => {
+    if (gap === 0) return;
+    if (firstMarker < 0) firstMarker = out.length;
+    out.push(omitted(`${gap} lines`));
+    gap = 0;
+  };
   for (let i = 0; i < lines.length; i++) {
     if (!keep.has(i)) {
+      gone.push(lines[i] ?? "");
       gap++;
       continue;
     }
-    if (gap > 0) out.push(omitted(`${gap} lines`));
-    gap = 0;
+    closeGap();
     const line = lines[i] ?? "";
     const cap = signalSet.has(i) ? SIGNAL_LINE_CHARS : Math.max(limits.keepHead, limits.keepTail);
-    out.push(line.length > cap ? cutMiddle(line, Math.floor(cap * 0.7), Math.floor(cap * 0.3)) : line);
+    if (line.length > cap) {
+      gone.push(line); // what the cut takes out of it is indexed too
+      out.push(cutMiddle(line, Math.floor(cap * 0.7), Math.floor(cap * 0.3)));
+    } else {
+      out.push(line);
+    }
   }
-  if (gap > 0) out.push(omitted(`${gap} lines`));
+  closeGap();
+  // The names of what went, beside the first cut.
+  const index = spanIndex(gone.join("\n"), out.join("\n"), limits.keepNames);
+  if (index && firstMarker >= 0) out.splice(firstMarker + 1, 0, index);
   return out.join("\n");
 }
