@@ -137,7 +137,7 @@ function mtBench(): string[] {
 
 function estimateLine(results: Map<string, Replay[]>): string {
   const errors = [...results.values()].flat().flatMap((r) => r.estimateErrors);
-  return `Token-count estimate of \`compressRequest\` (exact up to 3,000 characters per message, sampled above) against exact counts: median error ${pc(percentile(errors, 50))}, p99 ${pc(percentile(errors, 99))}.`;
+  return `Token-count estimate of \`compressRequest\` (each text exact up to 3,000 characters and sampled above, JSON punctuation estimated per field) against exact counts: median error ${pc(percentile(errors, 50))}, p99 ${pc(percentile(errors, 99))}.`;
 }
 
 const sessions = loadSessions();
@@ -169,6 +169,12 @@ const doc = [
   "Prefix-stable: the compressed pair shares at least the prefix the uncompressed pair shared. Retention: of the paths,",
   "identifiers, numbers and hashes a tool result brought into the conversation and an assistant turn after it used,",
   "the share still present in the compressed messages up to that result (per session; median and worst tenth).",
+  "",
+  "What a level does (`packages/compression/src/context`, thresholds in `levels.ts`): a tool result identical to an earlier one",
+  "becomes a reference to it; runs of lines an earlier result shows become references; a long result is shortened by its content",
+  "(JSON by structure, logs to head, tail and error lines, look-alike runs to their first and last line), and the paths,",
+  "identifiers and hashes of what a cut removed are listed once beside it (`[terse: the omitted part mentions: ...]`), so the",
+  "agent still sees the names it may need. Each result's compressed form depends only on it and the results before it.",
   "",
   "## Real sessions",
   "",
