@@ -8,7 +8,6 @@ import { segment } from "./protected-spans.ts";
 
 /** Phrases that carry no instruction, with what replaces them. Whole words, any case. */
 const FILLER: [RegExp, string][] = [
-  [/\b(?:could|can|would) you (?:please |kindly )?/gi, ""],
   [/\bI (?:would like|want|need) you to\s+/gi, ""],
   [/\bI was wondering if you could\s+/gi, ""],
   [/\b(?:please|kindly)\s+/gi, ""],
@@ -33,6 +32,12 @@ const FILLER: [RegExp, string][] = [
   [/\ba (?:large |great )?(?:number|lot) of\b/gi, "many"],
   [/\bas well as\b/gi, "and"],
   [/\b(?:basically|essentially|actually|literally),?\s+/gi, ""],
+  // After "please" and the empty adverbs went, and only before a verb of request:
+  // "Would you like to take the bus?" is a question, not a request.
+  [
+    /\b(?:could|can|would|will) you (?:please |kindly )?(?=(?:analy[sz]e|answer|calculate|check|compare|compose|create|describe|design|draft|edit|evaluate|explain|find|fix|generate|give|help|identify|implement|improve|list|make|outline|provide|rephrase|rewrite|show|solve|suggest|summari[sz]e|tell|translate|write)\b)/gi,
+    "",
+  ],
   [/\bthank you(?: (?:so|very) much)?(?: in advance)?[.!]?\s*/gi, ""],
   [/\bthanks(?: in advance)?[.!]?\s*/gi, ""],
 ];
