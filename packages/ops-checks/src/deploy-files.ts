@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { controlPlaneEnv, dataPlaneEnv, meteringWorkerEnv } from "@terse/config";
+import { controlPlaneEnv, dataPlaneEnv, loadConfig, meteringWorkerEnv } from "@terse/config";
 import { REPO_ROOT } from "@terse/testkit";
 import { parse, parseAllDocuments } from "yaml";
 import { z } from "zod";
@@ -24,6 +24,29 @@ export function variablesOf(schema: z.ZodObject): { all: string[]; required: str
   const all = Object.keys(schema.shape);
   const required = all.filter((k) => !(schema.shape[k] as z.ZodType).safeParse(undefined).success);
   return { all, required };
+}
+
+/**
+ * What is wrong with the environment a deployment file gives `service`: variables the
+ * service does not read (a typo, or a leftover), required ones missing, and a value its
+ * schema refuses. Empty when the service would start with it.
+ */
+export function envProblems(service: string, env: Env): string[] {
+  const schema = SCHEMAS[service];
+  if (!schema) return [`no configuration schema for ${service}`];
+  const { all, required } = variablesOf(schema);
+  const problems = [
+    ...Object.keys(env)
+      .filter((k) => !all.includes(k))
+      .map((k) => `${k} is set but ${service} does not read it`),
+    ...required.filter((k) => !(k in env)).map((k) => `${k} is required and not set`),
+  ];
+  try {
+    loadConfig(schema, env);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return problems;
 }
 
 // --- Dockerfile ---------------------------------------------------------------------
