@@ -20,6 +20,7 @@ describe("external identity provider tokens (RS256, JWKS)", () => {
   let h: Harness;
   let jwksServer: Server;
   let jwksHits = 0;
+  let jwksDown = false;
   const idp = rsaKey();
   const stranger = rsaKey();
 
@@ -37,6 +38,10 @@ describe("external identity provider tokens (RS256, JWKS)", () => {
   before(async () => {
     jwksServer = createServer((req, res) => {
       jwksHits += 1;
+      if (jwksDown) {
+        res.writeHead(503).end();
+        return;
+      }
       if (req.url !== "/.well-known/jwks.json") {
         res.writeHead(404).end();
         return;
@@ -86,6 +91,21 @@ describe("external identity provider tokens (RS256, JWKS)", () => {
   it("still accepts our own HS256 tokens", async () => {
     const local = await createAccount(h, "free");
     expect((await api(h, "GET", "/v1/auth/keys", { token: local.token })).status).to.equal(200);
+  });
+
+  it("answers 503, not 401, while the provider's key set cannot be fetched, creating no account", async () => {
+    // A kid not cached yet makes the client fetch the key set again.
+    const token = sign({}, { subject: "user-during-outage", keyid: "rotated-kid" });
+    jwksDown = true;
+    try {
+      const res = await api<ErrorBody>(h, "GET", "/v1/auth/keys", { token });
+      expect(res.status).to.equal(503);
+      expect(res.body.error.code).to.equal("service_unavailable");
+    } finally {
+      jwksDown = false;
+    }
+    const rows = await h.db.query("SELECT id FROM accounts WHERE external_sub = 'user-during-outage'");
+    expect(rows.rows).to.have.length(0);
   });
 
   const refused: [string, () => string][] = [

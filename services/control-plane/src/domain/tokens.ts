@@ -1,3 +1,4 @@
+import { ApiError } from "@terse/errors";
 import jwt from "jsonwebtoken";
 import { JwksClient } from "jwks-rsa";
 
@@ -69,11 +70,28 @@ export class Tokens {
     }
   }
 
-  private async verifyExternal(token: string, kid: string | undefined): Promise<TokenSubject | null> {
+  /**
+   * The provider's public key for `kid`; null when it publishes none (a forged or stale
+   * token). Its key set out of reach is no verdict on the token: 503, never 401.
+   */
+  private async signingKey(kid: string | undefined): Promise<string | null> {
+    if (!this.jwks) return null;
     try {
-      const key = await this.jwks?.getSigningKey(kid);
-      if (!key) return null;
-      const claims = jwt.verify(token, key.getPublicKey(), {
+      return (await this.jwks.getSigningKey(kid)).getPublicKey();
+    } catch (err) {
+      // Unknown kid, or refetches for unknown kids throttled: the token is not one we can trust.
+      if (err instanceof Error && (err.name === "SigningKeyNotFoundError" || err.name === "JwksRateLimitError")) {
+        return null;
+      }
+      throw new ApiError("service_unavailable");
+    }
+  }
+
+  private async verifyExternal(token: string, kid: string | undefined): Promise<TokenSubject | null> {
+    const key = await this.signingKey(kid);
+    if (!key) return null;
+    try {
+      const claims = jwt.verify(token, key, {
         algorithms: ["RS256"],
         ...(this.settings.jwksIssuer ? { issuer: this.settings.jwksIssuer } : {}),
         ...(this.settings.jwksAudience ? { audience: this.settings.jwksAudience } : {}),
