@@ -16,20 +16,26 @@ const SIMILAR_RUN = 5;
 /** A kept signal line longer than this is cut: the message is at its start. */
 const SIGNAL_LINE_CHARS = 400;
 
-/** A line with its numbers and hashes masked: lines of one shape are one kind of event. */
+/**
+ * A line with its numbers and hashes masked: lines of one shape are one kind of event.
+ * A line without a digit has neither (a hash has digits but for one in 10^4), and most
+ * lines of a log are worth the quick test.
+ */
 function shapeOf(line: string): string {
+  if (!/\d/.test(line)) return line;
   return line.replace(/\b[0-9a-f]{7,}\b/gi, "#").replace(/\d+/g, "0");
 }
 
 /** Runs of SIMILAR_RUN or more look-alike lines reduced to their first and last line. */
 function collapseSimilarRuns(lines: string[]): string[] {
+  const shapes = lines.map(shapeOf);
   const out: string[] = [];
   let i = 0;
   while (i < lines.length) {
     const line = lines[i] ?? "";
-    const shape = shapeOf(line);
+    const shape = shapes[i];
     let j = i + 1;
-    while (j < lines.length && line.trim() !== "" && shapeOf(lines[j] ?? "") === shape) j++;
+    while (j < lines.length && line.trim() !== "" && shapes[j] === shape) j++;
     const run = j - i;
     if (run >= SIMILAR_RUN) {
       out.push(line, omitted(`${run - 2} similar lines`), lines[j - 1] ?? "");

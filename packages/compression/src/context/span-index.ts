@@ -15,7 +15,7 @@ const MIN_NAME = 4;
  */
 const NAMES_PER_OMITTED_CHAR = 0.02;
 /** Larger omitted parts are sampled: the index is a guide, and its cost must stay linear and small. */
-const MAX_SCAN_CHARS = 400_000;
+const MAX_SCAN_CHARS = 200_000;
 
 /** Kinds in the order they are listed when the budget runs short: names first, numbers last. */
 function rank(name: string): number {
