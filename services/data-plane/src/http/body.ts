@@ -33,6 +33,11 @@ export async function readJsonObject(
  */
 function readText(req: IncomingMessage, maxBytes: number): Promise<{ text: string; size: number }> {
   return new Promise((resolve, reject) => {
+    // The caller may have hung up while the key was being checked: no event will come.
+    if (req.destroyed) {
+      reject(new Error("request closed before its body was read"));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
