@@ -45,31 +45,35 @@ export const CONTEXT_LEVELS: Readonly<Record<ContextLevel, ContextLimits>> = {
     jsonArrayItems: 20,
     jsonStringChars: 2_000,
   },
-  // A shortened result keeps ~1,600 tokens: the command's first screen, its verdict at
-  // the end, and the error lines between. Repeats of 400+ characters (a dozen lines of
-  // a file view) become references, as a reference costs ~20 tokens.
+  // A shortened result keeps its first and last ~20 lines (~500 tokens), the error lines
+  // between and the names of what went (the index is what keeps retention at 100% on the
+  // corpus with cuts this short: docs/compression.md). File views are spared up to
+  // 12,000 characters: a cut view makes the agent read the file again. Repeats of 400+
+  // characters (a dozen lines of a file view) become references (~20 tokens each).
   standard: {
     touchAbove: 1_000,
-    shortenAbove: 6_000,
-    fileViewAbove: 16_000,
-    keepHead: 2_500,
-    keepTail: 1_500,
+    shortenAbove: 3_000,
+    fileViewAbove: 12_000,
+    keepHead: 1_200,
+    keepTail: 800,
     keepSignals: 2_000,
-    keepNames: 1_200,
+    keepNames: 2_000,
     minRepeatRun: 400,
     jsonArrayItems: 8,
     jsonStringChars: 600,
   },
-  // For cost-first agents: the first and last screen of every long result and the most
-  // telling error lines; repeats from 200 characters (a handful of lines).
+  // For cost-first agents: the first and last ten lines of every result over 1,500
+  // characters, the most telling error lines and the names of the rest; file views cut
+  // from 8,000 (below that, cutting them cost retention more than it saved); repeats
+  // from 200 characters (a handful of lines).
   aggressive: {
     touchAbove: 500,
-    shortenAbove: 3_000,
+    shortenAbove: 1_500,
     fileViewAbove: 8_000,
-    keepHead: 1_200,
-    keepTail: 800,
+    keepHead: 600,
+    keepTail: 400,
     keepSignals: 1_000,
-    keepNames: 800,
+    keepNames: 1_200,
     minRepeatRun: 200,
     jsonArrayItems: 4,
     jsonStringChars: 300,
