@@ -31,7 +31,12 @@ function usageOf(
       | undefined;
     if (!u) return undefined;
     const input = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
-    if (data.type === "message_delta") return { input: seen?.input ?? input, output: u.output_tokens ?? 0 };
+    // message_delta's counts are cumulative, the final word: newer streams repeat the
+    // input there (it can differ from message_start's, e.g. after a fallback); older
+    // ones carry only output_tokens, and the input stays message_start's.
+    if (data.type === "message_delta" && u.input_tokens === undefined) {
+      return { input: seen?.input ?? 0, output: u.output_tokens ?? 0 };
+    }
     return { input, output: u.output_tokens ?? 0 };
   }
   const m = data.usageMetadata as
