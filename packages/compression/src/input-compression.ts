@@ -1,10 +1,13 @@
 import { segment } from "./protected-spans.ts";
 
 // Input compression (`auto_compress_input`): shorter prose in the user's (and system)
-// text, the same request. Filler phrases go, wordy phrases get their short form,
-// articles go, whitespace is collapsed, a sentence said twice is said once. Protected
-// spans (see protected-spans.ts) are never touched. The
-// result depends on the text alone, so a message compresses the same way every turn.
+// text, the same request, edited as a careful editor would: filler phrases, hedging
+// frames ("could you", "your task is to") and discourse openers go, wordy phrases get
+// their short form, optional words ("that" after "assume", an intensifier, articles)
+// go, whitespace is collapsed, a sentence said twice is said once. Questions stay
+// questions and negations stay: each rule names where it must not fire. Protected
+// spans (see protected-spans.ts) are never touched. The result depends on the text
+// alone, so a message compresses the same way every turn.
 
 /** Phrases that carry no instruction, with what replaces them. Whole words, any case. */
 const FILLER: [RegExp, string][] = [
@@ -32,10 +35,35 @@ const FILLER: [RegExp, string][] = [
   [/\ba (?:large |great )?(?:number|lot) of\b/gi, "many"],
   [/\bas well as\b/gi, "and"],
   [/\b(?:basically|essentially|actually|literally),?\s+/gi, ""],
-  // After "please" and the empty adverbs went, and only before a verb of request:
-  // "Would you like to take the bus?" is a question, not a request.
+  [/\btake into account\b/gi, "consider"],
+  [/\b(?:take on|assume|play|embrace|adopt) the role of\b/gi, "act as"],
+  // "Your task is to explain X" is "explain X"; "your task will be to" (a future) stays.
+  [/\byour (?:task|job|goal|objective) is to\s+/gi, ""],
+  // A discourse opener with its comma ("Now, explain it again", "So, where is it?"),
+  // only where it opens a sentence: "Now you are an engineer" keeps its "now".
+  [/(?<=^|[.!?]\s+|\n\s*)(?:now|so|well|okay|ok),\s+/gim, ""],
+  // An intensifier says nothing an instruction needs, but "not very good" is not "not good".
+  [/(?<!\bnot |n't |\bnever )\b(?:very|really) (?=[a-z])/gi, ""],
+  // "that" after a verb of saying or thinking, before the clause's subject, is optional
+  // English: "assume that each sister has" is "assume each sister has". Verbs only, by
+  // their forms: "not that the code is wrong" and "the knowledge that" keep it.
   [
-    /\b(?:could|can|would|will) you (?:please |kindly )?(?=(?:analy[sz]e|answer|calculate|check|compare|compose|create|describe|design|draft|edit|evaluate|explain|find|fix|generate|give|help|identify|implement|improve|list|make|outline|provide|rephrase|rewrite|show|solve|suggest|summari[sz]e|tell|translate|write)\b)/gi,
+    /(?<=\b(?:(?:assum|stat|believ|prov|indicat|not|realiz|realis|argu|decid)(?:e|es|ed|ing)|(?:find|say|think|know|show|suggest|mean|expect|discover|confirm)(?:s|ed|ing)?|found|said|thought|knew|known|shown|meant|understood|understands?|verif(?:y|ies|ied)) )that (?=(?:the|a|an|this|these|those|each|every|all|some|no|any|his|her|its|their|our|my|your|he|she|it|they|we|you|I|there)\b)/gi,
+    "",
+  ],
+  // A relative clause that only places its noun: "a satellite that is in orbit" is "a
+  // satellite in orbit" (but "a number that is even" keeps its clause).
+  [
+    /\b(?:that|which) (?:is|are) (?=(?:in|on|at|of|for|from|with|under|over|between|near|inside|outside|within|without)\b)/gi,
+    "",
+  ],
+  [/\bso that\b/gi, "so"],
+  [/\band also\b/gi, "and"],
+  // After "please" and the empty adverbs went, only at the start of a sentence or clause
+  // ("How can you find it?" asks how) and only before a verb of request: "Would you like
+  // to take the bus?" is a question, not a request.
+  [
+    /(?<![\w'’][ \t]*)\b(?:could|can|would|will) you (?:please |kindly )?(?=(?:add|analy[sz]e|answer|calculate|change|check|clarify|compare|compose|condense|continue|convert|create|critique|demonstrate|derive|describe|design|draft|edit|elaborate|estimate|evaluate|expand|explain|find|fix|format|generate|give|help|identify|illustrate|implement|improve|list|make|modify|name|organi[sz]e|outline|propose|provide|rank|rate|recommend|remove|rephrase|replace|review|revise|rewrite|show|simplify|solve|sort|suggest|summari[sz]e|teach|tell|translate|update|verify|write)\b)/gi,
     "",
   ],
   [/\bthank you(?: (?:so|very) much)?(?: in advance)?[.!]?\s*/gi, ""],
@@ -44,15 +72,17 @@ const FILLER: [RegExp, string][] = [
 
 /**
  * Articles carry almost no meaning for a model and are ~8% of English prose tokens.
- * Dropped only before a lower-case word (so "vitamin A", "option B" stay), never before
- * a verb or operator that shows the letter is a name ("let a be", "a and b"). The
- * material a user asks to have processed (after "the following", "below", a colon
- * ending a line) is a protected span, so text to be edited keeps its every word.
+ * Dropped only before a lower-case word or a capitalised name of two letters or more
+ * ("the JSON object", "a Python program"; so "vitamin A", "option B", "a C compiler"
+ * stay), never before a verb or operator that shows the letter is a name ("let a be",
+ * "a and b"). The material a user asks to have processed (after "the following",
+ * "below", a colon ending a line) is a protected span, so text to be edited keeps its
+ * every word.
  */
 const ARTICLE =
-  /\b(?:the|an?) (?!(?:be|is|are|was|were|and|or|of|to|in|on|at|with|has|have|can|equals|plus|minus|times|over)\b)(?=[a-z])/g;
+  /\b(?:the|an?) (?!(?:be|is|are|was|were|and|or|of|to|in|on|at|with|has|have|can|equals|plus|minus|times|over)\b)(?=[a-z]|[A-Z][A-Za-z])/g;
 const SENTENCE_ARTICLE =
-  /(^|[.!?]\s+|\n\s*)(?:The|An?) (?!(?:be|is|are|was|were|and|or|of|to|in|on|at|with|has|have|can|equals|plus|minus|times|over)\b)([a-z])/g;
+  /(^|[.!?]\s+|\n\s*)(?:The|An?) (?!(?:be|is|are|was|were|and|or|of|to|in|on|at|with|has|have|can|equals|plus|minus|times|over)\b)([a-z]|[A-Z](?=[A-Za-z]))/g;
 
 function dropArticles(prose: string): string {
   return prose
@@ -70,12 +100,21 @@ function tidyWhitespace(prose: string): string {
 /** Stands where a phrase that opened a sentence went, so the next word gets its capital. */
 const OPENED = "\uE000";
 
+/** Whether a sentence starts at `offset`: only spaces since the text's start, a sentence's end, a line break or a removed opener. */
+function opensSentence(text: string, offset: number): boolean {
+  let i = offset - 1;
+  while (i >= 0 && (text[i] === " " || text[i] === "\t")) i--;
+  return i < 0 || ".!?\n\uE000".includes(text[i] ?? "");
+}
+
 function compressProse(prose: string): string {
   if (prose.includes(OPENED)) return tidyWhitespace(prose);
   let out = prose;
   for (const [pattern, replacement] of FILLER) {
-    out = out.replace(pattern, (match: string) => {
-      if (!/^[A-Z]/.test(match)) return replacement;
+    out = out.replace(pattern, (match: string, ...rest: unknown[]) => {
+      const [offset, text] = rest.slice(-2) as [number, string];
+      // "I would like you to" is capitalised wherever it stands: only a sentence's opener passes its capital on.
+      if (!/^[A-Z]/.test(match) || !opensSentence(text, offset)) return replacement;
       return replacement === "" ? OPENED : replacement[0]?.toUpperCase() + replacement.slice(1);
     });
   }

@@ -57,6 +57,12 @@ export function forgetDigests(): void {
 
 const isMarker = (line: string) => line.startsWith("[terse: ");
 
+/** The end of the line starting at `start`: its newline, or the end of the text. */
+function lineEnd(text: string, start: number): number {
+  const nl = text.indexOf("\n", start);
+  return nl < 0 ? text.length : nl;
+}
+
 export class SeenContent {
   private readonly results = new Map<string, string>();
   private readonly lines = new Map<string, string>();
@@ -68,24 +74,24 @@ export class SeenContent {
 
   /**
    * The text with every run of lines that an earlier result already shows (at least
-   * `minRunChars` characters) replaced by one line naming that result.
+   * `minRunChars` characters) replaced by one line naming that result. Read line by line
+   * in place: a long result that repeats nothing is never split into an array.
    */
   replaceRepeatedRuns(text: string, minRunChars: number): string {
     if (this.lines.size === 0) return text;
-    const lines = text.split("\n");
     const out: string[] = [];
-    let i = 0;
-    while (i < lines.length) {
-      const run = this.runAt(lines, i);
-      if (run.end > i && run.chars >= minRunChars) {
-        out.push(`[terse: ${run.end - i} lines as in tool result ${run.ref} above]`);
-        i = run.end;
+    let copiedTo = 0;
+    for (let start = 0; start <= text.length; ) {
+      const run = this.runAt(text, start);
+      if (run !== undefined && run.chars >= minRunChars) {
+        out.push(text.slice(copiedTo, start), `[terse: ${run.lines} lines as in tool result ${run.ref} above]`);
+        copiedTo = run.end;
+        start = run.end + 1;
       } else {
-        out.push(lines[i] ?? "");
-        i++;
+        start = lineEnd(text, start) + 1;
       }
     }
-    return out.length === lines.length ? text : out.join("\n");
+    return out.length === 0 ? text : out.join("") + text.slice(copiedTo);
   }
 
   /** Records the text as the agent now sees it under `ref` (the whole and each line). */
@@ -97,29 +103,38 @@ export class SeenContent {
   }
 
   /**
-   * The longest run from `start` of known lines (short lines allowed between them),
-   * ending on a known line: its end (exclusive, `start` when none), size and the
-   * result its first line came from.
+   * The longest run from offset `start` (a line start) of known lines (short lines
+   * allowed between them), ending on a known line: its end (the offset after its last
+   * line), lines, size and the result its first line came from; undefined when the run
+   * is not MIN_RUN_LINES known lines long.
    */
-  private runAt(lines: string[], start: number): { end: number; chars: number; ref: string } {
-    const ref = this.lines.get(lines[start] ?? "");
-    if (ref === undefined) return { end: start, chars: 0, ref: "" };
+  private runAt(text: string, start: number): { end: number; lines: number; chars: number; ref: string } | undefined {
+    const firstEnd = lineEnd(text, start);
+    const ref = firstEnd - start >= MIN_LINE_CHARS ? this.lines.get(text.slice(start, firstEnd)) : undefined;
+    if (ref === undefined) return undefined;
     let end = start;
     let known = 0;
+    let lines = 0;
     let chars = 0;
-    let pending = 0;
-    for (let j = start; j < lines.length; j++) {
-      const line = lines[j] ?? "";
+    let pendingLines = 0;
+    let pendingChars = 0;
+    for (let from = start; from <= text.length; ) {
+      const to = lineEnd(text, from);
+      const line = text.slice(from, to);
+      from = to + 1;
       if (line.trim().length < MIN_LINE_CHARS) {
-        pending += line.length + 1;
+        pendingLines++;
+        pendingChars += line.length + 1;
         continue;
       }
       if (!this.lines.has(line)) break;
       known++;
-      chars += pending + line.length + 1;
-      pending = 0;
-      end = j + 1;
+      lines += pendingLines + 1;
+      chars += pendingChars + line.length + 1;
+      pendingLines = 0;
+      pendingChars = 0;
+      end = to;
     }
-    return known >= MIN_RUN_LINES ? { end, chars, ref } : { end: start, chars: 0, ref };
+    return known >= MIN_RUN_LINES ? { end, lines, chars, ref } : undefined;
   }
 }

@@ -33,7 +33,7 @@ function shortenValue(value: unknown, limits: ContextLimits, main: string | unde
     const more = value.length - kept.length;
     if (more === 0) return kept;
     const index = spanIndex(
-      JSON.stringify(value.slice(kept.length)),
+      itemsText(value.slice(kept.length)),
       JSON.stringify(kept),
       Math.floor(limits.keepNames * JSON_NAMES_SHARE),
     );
@@ -45,6 +45,15 @@ function shortenValue(value: unknown, limits: ContextLimits, main: string | unde
     return out;
   }
   return value;
+}
+
+/**
+ * The JSON text of the items with each object of the array on a line of its own (a
+ * newline for the comma between two objects: the same length and the same names): the
+ * name index reads a line once, and a long array repeats most of its items.
+ */
+function itemsText(items: unknown[]): string {
+  return JSON.stringify(items).replaceAll("},{", "}\n{");
 }
 
 /** The indentation the text was written with ("" for compact JSON). */
