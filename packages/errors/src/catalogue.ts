@@ -52,6 +52,10 @@ export const ERROR_CATALOGUE = {
   shutting_down: { status: 503, type: "api_error", message: "server is shutting down" },
   route_not_found: { status: 404, type: "not_found_error", message: "Not found" },
   method_not_allowed: { status: 405, type: "invalid_request_error", message: "Method not allowed" },
+  // Refused by Node's HTTP parser, before any route (see client-error.ts).
+  malformed_request: { status: 400, type: "invalid_request_error", message: "Malformed HTTP request" },
+  request_header_too_large: { status: 431, type: "invalid_request_error", message: "Request headers too large" },
+  request_timeout: { status: 408, type: "invalid_request_error", message: "Request timeout" },
   internal_error: { status: 500, type: "api_error", message: "Internal server error" },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -1,2 +1,10 @@
-export { type FakeBehaviour, type FakeProvider, type ReceivedRequest, startFakeProvider } from "./server.ts";
+export {
+  type Cut,
+  FAULT_HEADER,
+  type FakeBehaviour,
+  type FakeProvider,
+  type FakeStats,
+  type ReceivedRequest,
+  startFakeProvider,
+} from "./server.ts";
 export { errorBody, jsonBody, type Provider, sseEvents, type Usage } from "./wire.ts";

@@ -21,6 +21,46 @@ export interface FakeBehaviour {
   chunkDelayMs: number;
   /** Accept the request and never answer (timeouts, aborts). */
   hang: boolean;
+  /** Cut the response after this many SSE events, or halfway through a JSON body. */
+  cut: Cut | null;
+}
+
+/**
+ * How a response is cut: a TCP reset (a crash), a clean close of the connection in the
+ * middle of the body (a restart behind a load balancer), or silence (a stuck upstream).
+ */
+export interface Cut {
+  afterEvents: number;
+  how: "reset" | "close" | "stall";
+}
+
+/**
+ * A request can pick its own fault with this header (it passes through the proxy like
+ * any caller header), so one load run can mix faults: `status:NNN`, `hang`, and
+ * `reset-after:N`, `close-after:N`, `stall-after:N` (see Cut).
+ */
+export const FAULT_HEADER = "x-fake-fault";
+
+function faultOf(req: IncomingMessage): Partial<FakeBehaviour> {
+  const fault = req.headers[FAULT_HEADER];
+  if (typeof fault !== "string") return {};
+  const [kind, arg] = fault.split(":");
+  if (kind === "hang") return { hang: true };
+  if (kind === "status") return { status: Number(arg) };
+  const cut = kind?.match(/^(reset|close|stall)-after$/)?.[1] as Cut["how"] | undefined;
+  if (cut) return { cut: { afterEvents: Number(arg), how: cut } };
+  return {};
+}
+
+const CUT_AFTER_WRITE_MS = 20;
+
+/** Counters that stay small however long the fake runs (see `record`). */
+export interface FakeStats {
+  requests: number;
+  /** Responses the other side closed before they were finished (not the fake's own cuts). */
+  closedByPeer: number;
+  /** Responses the fake cut on purpose. */
+  cuts: number;
 }
 
 const DEFAULTS: FakeBehaviour = {
@@ -29,12 +69,15 @@ const DEFAULTS: FakeBehaviour = {
   text: "Hello from the fake.",
   chunkDelayMs: 0,
   hang: false,
+  cut: null,
 };
 
 export interface FakeProvider {
   url: string;
   server: Server;
+  /** Every request, unless started with `record: false` (long runs). */
   received: ReceivedRequest[];
+  stats: FakeStats;
   behaviour: FakeBehaviour;
   /** Resolves when a response the fake was writing got closed by the other side. */
   aborted: Promise<void>;
@@ -64,13 +107,15 @@ function wantsStream(provider: Provider, url: string, body: Record<string, unkno
  * A fake upstream for all three providers on one port, answering in their exact wire
  * formats (JSON and SSE with usage) and recording every request it receives.
  */
-export async function startFakeProvider(): Promise<FakeProvider> {
+export async function startFakeProvider(options: { record?: boolean } = {}): Promise<FakeProvider> {
+  const record = options.record ?? true;
   const received: ReceivedRequest[] = [];
   let markAborted: () => void = () => undefined;
   const fake: FakeProvider = {
     url: "",
     server: createServer((req, res) => void handle(req, res)),
     received,
+    stats: { requests: 0, closedByPeer: 0, cuts: 0 },
     behaviour: { ...DEFAULTS },
     aborted: new Promise<void>((r) => {
       markAborted = r;
@@ -81,6 +126,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     reset() {
       fake.behaviour = { ...DEFAULTS, usage: { ...DEFAULTS.usage } };
       received.length = 0;
+      fake.stats = { requests: 0, closedByPeer: 0, cuts: 0 };
       fake.aborted = new Promise<void>((r) => {
         markAborted = r;
       });
@@ -102,10 +148,25 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       return;
     }
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-    received.push({ provider, method: req.method ?? "", url, headers: req.headers, body });
-    const b = fake.behaviour;
+    fake.stats.requests++;
+    if (record) received.push({ provider, method: req.method ?? "", url, headers: req.headers, body });
+    const b = { ...fake.behaviour, ...faultOf(req) };
+    let cutting = false;
+    /**
+     * Cuts the response once what was written has had a moment to reach the peer (a
+     * reset right after the writes makes the kernel drop them unread, which would test
+     * a failed connect, not a stream cut midway).
+     */
+    const cut = (how: Cut["how"]) => {
+      cutting = true;
+      fake.stats.cuts++;
+      if (how === "stall") return;
+      setTimeout(() => (how === "reset" ? res.socket?.resetAndDestroy() : res.socket?.end()), CUT_AFTER_WRITE_MS);
+    };
     res.on("close", () => {
-      if (!res.writableFinished) markAborted();
+      if (res.writableFinished || cutting) return;
+      fake.stats.closedByPeer++;
+      markAborted();
     });
     if (b.hang) return;
     if (b.status >= 400) {
@@ -116,10 +177,11 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     }
     const model = String(body.model ?? url.match(/models\/([^:]+)/)?.[1] ?? "fake-model");
     if (!wantsStream(provider, url, body)) {
-      res
-        .writeHead(200, { "content-type": "application/json", "x-request-id": "req_fake" })
-        .end(JSON.stringify(jsonBody(provider, model, b.text, b.usage)));
-      return;
+      const json = JSON.stringify(jsonBody(provider, model, b.text, b.usage));
+      res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_fake" });
+      if (b.cut === null) return void res.end(json);
+      res.write(json.slice(0, json.length >> 1));
+      return cut(b.cut.how);
     }
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     const pieces = b.text.split(/(?<= )/);
@@ -128,8 +190,10 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       "cache-control": "no-cache",
       "x-request-id": "req_fake",
     });
+    let sent = 0;
     for (const event of sseEvents(provider, model, pieces, b.usage, includeUsage)) {
       if (res.destroyed) return;
+      if (sent++ === b.cut?.afterEvents) return cut(b.cut.how);
       res.write(event);
       if (b.chunkDelayMs > 0) await new Promise((r) => setTimeout(r, b.chunkDelayMs));
     }

@@ -7,5 +7,5 @@ export {
   KEY_PREFIX_LENGTH,
   RAW_KEY_LENGTH,
 } from "./format.ts";
-export { newId } from "./ids.ts";
+export { couldBeRecordId, newId } from "./ids.ts";
 export * from "./cache-layout.ts";

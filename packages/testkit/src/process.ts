@@ -21,6 +21,30 @@ export function startTs(entry: string, env: Record<string, string>, args: string
   return startProcess(TSX, [join(REPO_ROOT, entry), ...args], env);
 }
 
+/**
+ * Every process started and not yet exited. They run in process groups of their own, so
+ * nothing stops them when the test run dies: a run that exits or is sent SIGTERM (a CI
+ * time limit, `timeout`) takes them down with it. (A SIGKILL or a crash of the run
+ * cannot be caught.)
+ */
+const running = new Set<ChildProcess>();
+
+function killAll(): void {
+  for (const child of running) {
+    if (child.pid === undefined) continue;
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+process.once("exit", killAll);
+process.once("SIGTERM", () => {
+  killAll();
+  process.exit(143);
+});
+
 export function startProcess(
   command: string,
   args: string[],
@@ -35,6 +59,8 @@ export function startProcess(
     // the group reaches both (SIGKILL to the tsx parent alone would orphan the child).
     detached: true,
   });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   let out = "";
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {

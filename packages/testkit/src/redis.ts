@@ -17,6 +17,8 @@ export const TEST_REDIS_DB = {
   e2e: 7,
   compression: 8,
   bench: 9,
+  hostile: 10,
+  faults: 11,
 } as const;
 
 export function testRedisUrl(area: keyof typeof TEST_REDIS_DB): string {

@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import { answerClientError } from "@terse/errors";
 import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
 import { type AppContext, type AppDeps, buildServices } from "./context.ts";
@@ -68,4 +70,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(notFound);
   app.use(errorHandler);
   return app;
+}
+
+/** The HTTP server for the app: requests Node's parser refuses get the envelope too. */
+export function createHttpServer(app: Express): Server {
+  return createServer(app).on("clientError", answerClientError);
 }

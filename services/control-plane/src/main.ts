@@ -1,13 +1,12 @@
 // The control plane as a process: config, migrations, key-cache resync, HTTP and gRPC,
 // graceful shutdown. `pnpm --filter
 // @terse/control-plane start`, or `tsx services/control-plane/src/main.ts`.
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { controlPlaneEnv, loadConfigOrExit } from "@terse/config";
 import { createDb, type Db, migrate } from "@terse/db";
 import { createLogger, type Logger } from "@terse/logger";
 import type { Redis } from "ioredis";
-import { createApp } from "./app.ts";
+import { createApp, createHttpServer } from "./app.ts";
 import type { Lifecycle } from "./context.ts";
 import { resyncKeyCache } from "./domain/cache-resync.ts";
 import { warmUpPasswords } from "./domain/passwords.ts";
@@ -58,7 +57,7 @@ async function main(): Promise<void> {
   const watcher = watchKeyCache({ db, redis, logger });
 
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const server = createServer(createApp({ config, db, redis, logger, lifecycle }));
+  const server = createHttpServer(createApp({ config, db, redis, logger, lifecycle }));
   let grpc: Awaited<ReturnType<typeof startGrpcServer>> | undefined;
 
   const shutdown = async (signal: string) => {

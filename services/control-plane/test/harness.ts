@@ -1,5 +1,4 @@
 import type { Server } from "node:http";
-import { createServer } from "node:http";
 import { type ControlPlaneConfig, controlPlaneEnv, loadConfig } from "@terse/config";
 import { createDb, type Db, type Plan } from "@terse/db";
 import { createLogger } from "@terse/logger";
@@ -8,12 +7,13 @@ import {
   createTestDatabase,
   freshRedis,
   listen,
+  type TEST_REDIS_DB,
   type TestDatabase,
   testRedisUrl,
   waitFor,
 } from "@terse/testkit";
 import type { Redis } from "ioredis";
-import { createApp } from "../src/app.ts";
+import { createApp, createHttpServer } from "../src/app.ts";
 import type { AppDeps, Lifecycle } from "../src/context.ts";
 import { AccountService } from "../src/domain/accounts.ts";
 import { Tokens } from "../src/domain/tokens.ts";
@@ -43,23 +43,34 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export function testConfig(env: Record<string, string> = {}): ControlPlaneConfig {
+export type RedisArea = keyof typeof TEST_REDIS_DB;
+
+export function testConfig(
+  env: Record<string, string> = {},
+  redisArea: RedisArea = "controlPlane",
+): ControlPlaneConfig {
   return loadConfig(controlPlaneEnv, {
     NODE_ENV: "test",
     JWT_SECRET: TEST_JWT_SECRET,
     INTERNAL_GRPC_TOKEN: "control-plane-test-grpc-token",
-    REDIS_URL: testRedisUrl("controlPlane"),
+    REDIS_URL: testRedisUrl(redisArea),
     ...env,
   });
 }
 
 export async function startHarness(
   label: string,
-  options: { env?: Record<string, string>; redis?: Redis; deps?: Partial<AppDeps> } = {},
+  options: {
+    env?: Record<string, string>;
+    redis?: Redis;
+    deps?: Partial<AppDeps>;
+    /** The Redis db of another test area (default: the control plane's own). */
+    redisArea?: RedisArea;
+  } = {},
 ): Promise<Harness> {
   const db = await createTestDatabase(`cp_${label}`);
-  const redis = await freshRedis("controlPlane");
-  const config = testConfig({ DATABASE_URL: db.url, ...options.env });
+  const redis = await freshRedis(options.redisArea ?? "controlPlane");
+  const config = testConfig({ DATABASE_URL: db.url, ...options.env }, options.redisArea);
   // Named, so stop() can see that every connection of the app is gone before the drop.
   const prisma = createDb(`${db.url}?application_name=${APP_CONNECTIONS}`, { poolSize: 12 });
   const appRedis = options.redis ?? createRedis(config.REDIS_URL);
@@ -72,7 +83,7 @@ export async function startHarness(
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
   const app = createApp({ config, db: prisma, redis: appRedis, logger, lifecycle, ...options.deps });
-  const server = createServer(app);
+  const server = createHttpServer(app);
   const url = await listen(server);
   return {
     url,

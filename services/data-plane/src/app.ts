@@ -1,6 +1,6 @@
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { DataPlaneConfig } from "@terse/config";
-import { ApiError } from "@terse/errors";
+import { ApiError, answerClientError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
 import { Redis } from "ioredis";
 import { Authenticator } from "./domain/authenticate.ts";
@@ -53,6 +53,15 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
   const lifecycle = { shuttingDown: false };
 
   const server = createServer((req, res) => {
+    // A throw out of a request listener is an uncaught exception: the process would die.
+    try {
+      dispatch(req, res);
+    } catch (err) {
+      sendError(res, err, newRequestId(), logger);
+    }
+  }).on("clientError", answerClientError);
+
+  function dispatch(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (lifecycle.shuttingDown) res.setHeader("Connection", "close");
     const resolved = resolveRoute(path, config);
@@ -64,7 +73,7 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     if (req.method === "GET" && path === "/readyz") return void readiness(res);
     if (req.method === "GET" && path === "/metrics") return void exposeMetrics(res);
     fail(res, new ApiError("route_not_found"));
-  });
+  }
 
   function fail(res: ServerResponse, err: ApiError): void {
     sendError(res, err, newRequestId(), logger);

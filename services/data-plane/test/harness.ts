@@ -13,7 +13,7 @@ import {
   quotaMonth,
 } from "@terse/keys";
 import { createLogger } from "@terse/logger";
-import { freshRedis, testRedisUrl } from "@terse/testkit";
+import { freshRedis, type TEST_REDIS_DB, testRedisUrl } from "@terse/testkit";
 import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
@@ -41,13 +41,17 @@ export interface Harness {
 
 let keySeq = 0;
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
-  const redis = await freshRedis("dataPlane");
+/** `area`: the Redis db of another test area (default: the data plane's own). */
+export async function startHarness(
+  env: Record<string, string> = {},
+  area: keyof typeof TEST_REDIS_DB = "dataPlane",
+): Promise<Harness> {
+  const redis = await freshRedis(area);
   await redis.set(CACHE_GENERATION_KEY, String(Date.now()));
   const fake = await startFakeProvider();
   const config = loadConfig(dataPlaneEnv, {
     NODE_ENV: "test",
-    REDIS_URL: testRedisUrl("dataPlane"),
+    REDIS_URL: testRedisUrl(area),
     OPENAI_BASE_URL: fake.url,
     ANTHROPIC_BASE_URL: fake.url,
     GEMINI_BASE_URL: fake.url,
@@ -62,7 +66,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   await new Promise<void>((r) => plane.server.listen(0, "127.0.0.1", () => r()));
   const url = `http://127.0.0.1:${(plane.server.address() as AddressInfo).port}`;
   const queue = new Queue(USAGE_QUEUE, {
-    connection: new Redis(testRedisUrl("dataPlane"), { maxRetriesPerRequest: null }),
+    connection: new Redis(testRedisUrl(area), { maxRetriesPerRequest: null }),
   });
 
   return {

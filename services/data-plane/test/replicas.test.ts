@@ -1,13 +1,11 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type FakeProvider, startFakeProvider } from "@terse/fake-provider";
 import { CACHE_GENERATION_KEY, cacheKeyFor, encodeCachedKey, generateRawKey, hashKey } from "@terse/keys";
 import {
   freePort,
   freshRedis,
+  type RedisServer,
   type RunningProcess,
-  startProcess,
+  startRedisServer,
   startTs,
   testRedisUrl,
   waitFor,
@@ -115,31 +113,20 @@ describe("data plane: several proxy processes on one Redis", function () {
 
 describe("data plane: Redis unreachable", function () {
   this.timeout(60_000);
-  let dir: string;
+  let server: RedisServer;
   let port: number;
-  let server: RunningProcess;
   let fake: FakeProvider;
   let proxy: { proc: RunningProcess; url: string };
 
-  const startRedis = async () => {
-    server = startProcess(
-      "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-      {},
-    );
-    await server.waitForOutput(/Ready to accept connections/);
-  };
-
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "terse-redis-"));
-    port = await freePort();
-    await startRedis();
+    server = await startRedisServer();
+    port = server.port;
     fake = await startFakeProvider();
-    proxy = await startProxy(`redis://127.0.0.1:${port}`, fake.url);
+    proxy = await startProxy(server.url, fake.url);
   });
   after(async () => {
     await proxy.proc.stop();
-    await server.stop();
+    await server.destroy();
     await fake.close();
   });
 
@@ -170,7 +157,7 @@ describe("data plane: Redis unreachable", function () {
     // The hanging request ends (idle timeout is long, so end it from the fake's side).
     fake.server.closeAllConnections();
     expect([502, 504, 200]).to.include((await inFlight).status);
-    await startRedis();
+    await server.start();
     const queue = new Queue(USAGE_QUEUE, { connection: { port } });
     const events = await waitFor(
       async () => {

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { connect } from "node:net";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { type Harness, logLines, PROVIDER_KEY, startHarness } from "./harness.ts";
@@ -65,6 +66,60 @@ describe("data plane: streams, aborts and upstream failures", () => {
     const event = await waitFor(async () => (await h.events()).find((e) => e.estimated && e.streamed));
     expect(event.output_tokens).to.be.greaterThan(0);
     expect(event.input_tokens).to.be.greaterThan(0);
+  });
+
+  for (const how of ["reset", "close", "stall"] as const) {
+    it(`ends the caller's stream, cut short, when the upstream ${how}s it midway, and meters it once`, async () => {
+      h.fake.set({ cut: { afterEvents: 2, how }, text: "one two three four " });
+      const seen = await new Promise<{ status: number; complete: boolean; body: string; id: string }>(
+        (resolve, reject) => {
+          const req = request(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth }, (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (c: string) => {
+              body += c;
+            });
+            const id = String(res.headers["x-terse-request-id"]);
+            res.on("close", () => resolve({ status: res.statusCode ?? 0, complete: res.complete, body, id }));
+          });
+          req.on("error", reject);
+          req.end(chat());
+        },
+      );
+      // The stream had begun: the caller sees its status and the events so far, then an
+      // end that cannot pass for a whole response (no [DONE], an unfinished chunked body).
+      expect(seen).to.include({ status: 200, complete: false });
+      expect(seen.body).to.include('"content":"one "').and.not.to.include("[DONE]");
+      const events = await waitFor(async () => {
+        const mine = (await h.events()).filter((e) => e.event_id === seen.id);
+        return mine.length > 0 ? mine : undefined;
+      });
+      expect(events).to.have.length(1);
+      expect(events[0]).to.include({ status: 200, streamed: true, estimated: true });
+    });
+  }
+
+  it("forwards nothing for a caller that hangs up the moment its request is sent", async () => {
+    h.fake.set({ chunkDelayMs: 50, text: "one two three four five six " });
+    const body = chat();
+    const target = new URL(h.url);
+    for (let i = 0; i < 20; i++) {
+      // The body and the caller's FIN arrive in one read: the connection is closed
+      // before the proxy has even looked at the body.
+      const socket = connect(Number(target.port), target.hostname);
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      const head = Object.entries({ ...auth, "content-length": String(Buffer.byteLength(body)) })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join("");
+      socket.end(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n${head}\r\n${body}`);
+      socket.resume();
+      await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    }
+    // Whatever reached the upstream was aborted at once, not streamed to no one.
+    await waitFor(() => h.fake.stats.closedByPeer === h.fake.stats.requests, {
+      timeoutMs: 1_000,
+      what: `${h.fake.stats.requests} upstream requests aborted, ${h.fake.stats.closedByPeer} were`,
+    });
   });
 
   it("answers 504 upstream timeout when the upstream stays silent past the idle timeout", async () => {

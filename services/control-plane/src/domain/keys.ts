@@ -1,7 +1,7 @@
 import type { Plans } from "@terse/config";
 import type { Db, Plan, ServiceKey } from "@terse/db";
 import { ApiError } from "@terse/errors";
-import { generateRawKey, hashKey, keyPrefixOf, newId } from "@terse/keys";
+import { couldBeRecordId, generateRawKey, hashKey, keyPrefixOf, newId } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { KeyCache } from "../infra/key-cache.ts";
 import { DuplicateNameError, type KeySettings, type KeyStore } from "../infra/key-store.ts";
@@ -134,6 +134,7 @@ export class KeyService {
     work: (tx: Tx, key: ServiceKey, plan: Plan) => Promise<T>,
     extraHashes: string[] = [],
   ): Promise<T> {
+    if (!couldBeRecordId(id)) throw new ApiError("not_found");
     const touched = [...extraHashes];
     return this.writeThrough(touched, async (tx) => {
       // Shared lock on the account: a plan change waits for us, and we read its result.

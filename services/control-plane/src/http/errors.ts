@@ -1,5 +1,6 @@
 import { ApiError } from "@terse/errors";
 import type { NextFunction, Request, Response } from "express";
+import { isDatabaseUnavailable } from "../infra/db-errors.ts";
 
 // The one error handler of the control plane: everything becomes the envelope of
 // @terse/errors. 5xx are logged with the request id and never show internals.
@@ -17,6 +18,11 @@ const BODY_ERRORS: Record<string, () => ApiError> = {
 
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  // The router could not percent-decode a path parameter (`/v1/auth/keys/%zz`): an id
+  // that resolves to nothing, like any malformed id (DESIGN.md section 7).
+  if (err instanceof URIError) return new ApiError("not_found");
+  // Postgres gone (restart, failover): the caller may retry, and nothing was changed.
+  if (isDatabaseUnavailable(err)) return new ApiError("service_unavailable", { cause: err });
   const type = (err as { type?: unknown } | null)?.type;
   if (typeof type === "string") return BODY_ERRORS[type]?.() ?? null;
   return null;

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { ApiError } from "@terse/errors";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 
@@ -8,7 +9,19 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 /** Key-management and login bodies are a few hundred bytes; anything near this is not ours. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
-const parse = express.json({ limit: MAX_BODY_BYTES, strict: true, type: () => true });
+const parse = express.json({
+  limit: MAX_BODY_BYTES,
+  strict: true,
+  type: () => true,
+  // Bytes that are not UTF-8 would be decoded to U+FFFD and stored that way (a key
+  // named "ab\uFFFDcd"): 400 instead. body-parser hands what verify throws to the error
+  // handler as it is.
+  verify: (_req, _res, buf, encoding) => {
+    if (encoding === "utf-8" && !isUtf8(buf)) {
+      throw new ApiError("invalid_request", { message: "Request body is not valid UTF-8" });
+    }
+  },
+});
 
 /** A body is present when it is chunked or has a non-zero length. */
 function hasBody(req: Request): boolean {

@@ -30,6 +30,9 @@ export function requireAccount(deps: { tokens: Tokens; accounts: AccountService 
   return async (req: Request, _res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === "") throw new ApiError("missing_access_token");
+    // Node keeps the first of repeated Authorization headers; a proxy in front may have
+    // read another. Which one counts would be a guess, so none does.
+    if (countHeader(req.rawHeaders, "authorization") > 1) throw new ApiError("invalid_access_token");
     const token = BEARER.exec(header)?.[1];
     if (!token) throw new ApiError("invalid_access_token");
     const subject = await deps.tokens.verify(token);
@@ -43,6 +46,12 @@ export function requireAccount(deps: { tokens: Tokens; accounts: AccountService 
     req.account = { id: account.id, plan: account.plan, email: account.email };
     next();
   };
+}
+
+function countHeader(rawHeaders: string[], name: string): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) n++;
+  return n;
 }
 
 /** The account requireAccount put on the request. */

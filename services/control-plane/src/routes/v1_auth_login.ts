@@ -11,7 +11,12 @@ import { parseBody } from "../http/validate.ts";
 // the same time; throttled per email and per IP (429 with Retry-After).
 
 export const loginRequest = z.strictObject({
-  email: z.string({ error: "must be a string" }).min(1, "must not be empty").max(254, "must be at most 254 characters"),
+  email: z
+    .string({ error: "must be a string" })
+    .min(1, "must not be empty")
+    .max(254, "must be at most 254 characters")
+    // No address has them, and a NUL byte cannot even be looked up (Postgres text): was a 500.
+    .refine((s) => !/\p{Cc}/u.test(s), "must not contain control characters"),
   password: z
     .string({ error: "must be a string" })
     .min(1, "must not be empty")

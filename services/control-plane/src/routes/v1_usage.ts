@@ -1,4 +1,5 @@
 import { ApiError } from "@terse/errors";
+import { couldBeRecordId } from "@terse/keys";
 import type { Express, Request, Response } from "express";
 import { z } from "zod";
 import type { AppContext } from "../context.ts";
@@ -54,10 +55,9 @@ export function register(app: Express, ctx: AppContext): void {
     const account = accountOf(req);
     const q = parseQuery(req.query);
     if (q.keyId) {
-      const key = await ctx.db.serviceKey.findFirst({
-        where: { id: q.keyId, accountId: account.id },
-        select: { id: true },
-      });
+      const key = couldBeRecordId(q.keyId)
+        ? await ctx.db.serviceKey.findFirst({ where: { id: q.keyId, accountId: account.id }, select: { id: true } })
+        : null;
       if (!key) throw new ApiError("not_found");
     }
     const { data, totals } = await report.run({ accountId: account.id, ...q });

@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +21,7 @@ import {
 } from "@terse/testkit";
 import type { Redis } from "ioredis";
 import { type BrowserContext, chromium } from "playwright-core";
-import { createApp } from "../../src/app.ts";
+import { createApp, createHttpServer } from "../../src/app.ts";
 import { AccountService } from "../../src/domain/accounts.ts";
 import { resyncKeyCache } from "../../src/domain/cache-resync.ts";
 import { AccountStore } from "../../src/infra/account-store.ts";
@@ -102,7 +101,7 @@ export async function startStack(label: string): Promise<Stack> {
   await resyncKeyCache({ db: prisma, store: new KeyStore(prisma), cache: new KeyCache(appRedis), logger });
 
   const app = createApp({ config, db: prisma, redis: appRedis, logger });
-  const server: Server = createServer(app);
+  const server: Server = createHttpServer(app);
   const url = await listen(server);
 
   const fake = await startFakeProvider();

@@ -26,7 +26,12 @@ export class Authenticator {
     private readonly quota: QuotaView,
   ) {}
 
-  async admit(authorization: string | undefined, providerKey: string | undefined, nowMs: number): Promise<Admitted> {
+  /** `authorization`: every Authorization header the caller sent (see soleHeader in http/proxy.ts). */
+  async admit(
+    authorization: string | readonly string[] | undefined,
+    providerKey: string | undefined,
+    nowMs: number,
+  ): Promise<Admitted> {
     const rawKey = bearerOf(authorization);
     if (rawKey === undefined) throw new ApiError("missing_api_key");
     if (!isWellFormedKey(rawKey)) throw new ApiError("invalid_api_key");
@@ -43,10 +48,18 @@ export class Authenticator {
       });
     }
     if (this.quota.isExceeded(lookup.key.account_id, nowMs)) {
-      void this.script.uncount(keyHash, nowSeconds).catch(() => undefined);
+      this.release({ key: lookup.key, keyHash, rateLimit }, nowMs);
       throw new ApiError("token_quota_exceeded", { headers: { "Retry-After": String(secondsToNextMonth(nowMs)) } });
     }
     return { key: lookup.key, keyHash, rateLimit };
+  }
+
+  /**
+   * Gives back the rpm slot the script counted for a call refused after all (its quota,
+   * its body): refused calls do not count. Best effort, off the answer's path.
+   */
+  release(admitted: Admitted, nowMs: number): void {
+    void this.script.uncount(admitted.keyHash, Math.floor(nowMs / 1000)).catch(() => undefined);
   }
 
   private async lookup(keyHash: string, nowSeconds: number, count: boolean) {
@@ -71,7 +84,10 @@ export class Authenticator {
   }
 }
 
-function bearerOf(header: string | undefined): string | undefined {
+function bearerOf(header: string | readonly string[] | undefined): string | undefined {
+  // Sent twice: which one counts would be a guess (a proxy in front may have read the
+  // other), so neither does.
+  if (typeof header !== "string") return header === undefined ? undefined : "";
   if (!header) return undefined;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   // A malformed Authorization header is present but wrong: 401 Invalid API key.

@@ -101,15 +101,25 @@ export function resolveRoute(path: string, config: DataPlaneConfig): ResolvedRou
   if (path === "/v1/generateContent") return { route: gemini, base: trimSlash(config.GEMINI_BASE_URL) };
   // The path the official Gemini SDKs call, so they work unchanged with a base URL override.
   const native = GEMINI_NATIVE.exec(path);
-  if (native) {
+  const pathModel = native ? decodePathSegment(native[1] ?? "") : undefined;
+  if (native && pathModel !== undefined) {
     return {
       route: gemini,
       base: trimSlash(config.GEMINI_BASE_URL),
-      pathModel: decodeURIComponent(native[1] ?? ""),
+      pathModel,
       pathStream: native[2] === "streamGenerateContent",
     };
   }
   return null;
+}
+
+/** The decoded segment, or undefined for a malformed escape (`%zz`, bytes that are not UTF-8): no route of ours. */
+function decodePathSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 export function requireModel(
@@ -120,6 +130,11 @@ export function requireModel(
   const model = route.model(body, pathModel);
   if (model === undefined || model.trim() === "") {
     throw new ApiError("invalid_request", { message: "model is required (a non-empty string)", param: "model" });
+  }
+  // A lone surrogate (JSON's "\ud800") names no model, and cannot be URL-encoded for
+  // Gemini's path: encodeURIComponent throws, which was a 500.
+  if (/\p{Cs}/u.test(model)) {
+    throw new ApiError("invalid_request", { message: "model is not valid Unicode", param: "model" });
   }
   return model;
 }

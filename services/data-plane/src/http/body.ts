@@ -1,10 +1,27 @@
+import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { ApiError } from "@terse/errors";
 
 /**
+ * Real payloads nest a few levels (tool schemas a few dozen). JSON.parse takes any depth,
+ * but JSON.stringify and every walk of the body after it recurse, and past some
+ * thousands of levels they overflow the stack: a 500, or a crash in an event handler.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** The caller hung up before its request body was whole: there is no one to answer. */
+export class CallerGone extends Error {
+  constructor() {
+    super("the caller closed the connection before its request body was complete");
+    this.name = "CallerGone";
+  }
+}
+
+/**
  * Reads a JSON object body: 415 for another content type, 413 past `maxBytes` (checked
  * against Content-Length first, so an oversized upload is refused before it is read),
- * 400 for anything that is not a JSON object.
+ * 400 for anything that is not a JSON object: bytes that are not UTF-8 (RFC 8259 8.1;
+ * decoding would forward U+FFFD in their place), or nesting past MAX_JSON_DEPTH.
  */
 export async function readJsonObject(
   req: IncomingMessage,
@@ -14,28 +31,44 @@ export async function readJsonObject(
   if (!/^application\/json\b/i.test(type)) throw new ApiError("unsupported_media_type");
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > maxBytes) throw new ApiError("payload_too_large");
-  const { text, size } = await readText(req, maxBytes);
+  const { bytes, size } = await readBytes(req, maxBytes);
+  if (!isUtf8(bytes)) throw new ApiError("invalid_request", { message: "Request body is not valid UTF-8" });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(bytes.toString("utf8"));
   } catch {
     throw new ApiError("invalid_request", { message: "Request body is not valid JSON" });
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new ApiError("invalid_request", { message: "Request body must be a JSON object" });
   }
+  if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+    throw new ApiError("invalid_request", {
+      message: `Request body is nested more than ${MAX_JSON_DEPTH} levels deep`,
+    });
+  }
   return { body: parsed as Record<string, unknown>, bytes: size };
 }
 
+/** Whether `value` has arrays or objects more than `levels` deep (recursion bounded by `levels`). */
+function nestedDeeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (levels === 0) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) {
+    if (nestedDeeperThan(child, levels - 1)) return true;
+  }
+  return false;
+}
+
 /**
- * The whole body as text, by 'data' events: an async iterator over the request costs a
- * promise per chunk, and this runs on every request.
+ * The whole body, by 'data' events: an async iterator over the request costs a promise
+ * per chunk, and this runs on every request.
  */
-function readText(req: IncomingMessage, maxBytes: number): Promise<{ text: string; size: number }> {
+function readBytes(req: IncomingMessage, maxBytes: number): Promise<{ bytes: Buffer; size: number }> {
   return new Promise((resolve, reject) => {
     // The caller may have hung up while the key was being checked: no event will come.
     if (req.destroyed) {
-      reject(new Error("request closed before its body was read"));
+      reject(new CallerGone());
       return;
     }
     const chunks: Buffer[] = [];
@@ -52,15 +85,14 @@ function readText(req: IncomingMessage, maxBytes: number): Promise<{ text: strin
     };
     const onEnd = () => {
       cleanup();
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-      resolve({ text: body.toString("utf8"), size });
+      resolve({ bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), size });
     };
-    const onError = (err: Error) => {
+    // A reset or a close before 'end': the caller went away, nothing to answer.
+    const onError = () => {
       cleanup();
-      reject(err);
+      reject(new CallerGone());
     };
-    // The caller went away before the body was complete: nothing to answer.
-    const onClose = () => onError(new Error("request closed before its body was complete"));
+    const onClose = onError;
     const cleanup = () => {
       req.off("data", onData);
       req.off("end", onEnd);

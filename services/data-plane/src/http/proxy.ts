@@ -13,10 +13,10 @@ import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
 import { SseSplitter, UsageTap } from "../domain/usage-tap.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
-import { readJsonObject } from "./body.ts";
+import { CallerGone, readJsonObject } from "./body.ts";
 import { responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
-import { newRequestId, sendError } from "./respond.ts";
+import { CLIENT_CLOSED_REQUEST, newRequestId, sendError } from "./respond.ts";
 
 export interface ProxyDeps {
   config: DataPlaneConfig;
@@ -135,6 +135,12 @@ export function createProxyHandler(deps: ProxyDeps) {
     const isSse = /^text\/event-stream/i.test(String(proxyRes.headers["content-type"] ?? ""));
     const rewrites = status >= 400 || (isSse && ex.upstream.stripUsageChunk);
     res.writeHead(status, { ...responseHeaders(proxyRes.headers, rewrites), ...ownHeaders(ex) });
+    // An upstream that dies once its headers are here (reset, closed connection) may end
+    // proxyRes without an error on the request, the only thing http-proxy watches: the
+    // caller's response would stay open for ever. A body cut short is cut for the caller too.
+    proxyRes.once("close", () => {
+      if (!proxyRes.complete) onProxyError(ex, res);
+    });
     if (status >= 400) relayError(ex, proxyRes, res, status);
     else if (isSse) relaySse(ex, proxyRes, res);
     else relayJson(ex, proxyRes, res);
@@ -264,9 +270,10 @@ export function createProxyHandler(deps: ProxyDeps) {
     const id = newRequestId();
     const start = process.hrtime.bigint();
     const startedAt = Date.now();
+    let admitted: Admitted | undefined;
     try {
       const providerKey = headerValue(req.headers["x-provider-key"]);
-      const admitted = await deps.authenticator.admit(headerValue(req.headers.authorization), providerKey, startedAt);
+      admitted = await deps.authenticator.admit(soleHeader(req, "authorization"), providerKey, startedAt);
       const authMs = msSince(start);
       metrics.authLookups.inc({ result: "hit" });
       const { body } = await readJsonObject(req, config.MAX_BODY_BYTES);
@@ -305,11 +312,14 @@ export function createProxyHandler(deps: ProxyDeps) {
         ex.proxyReq?.destroy();
         ex.proxyRes?.destroy();
         metrics.clientAborts.inc();
-        finish(ex, ex.proxyRes?.statusCode ?? 499);
+        finish(ex, ex.proxyRes?.statusCode ?? CLIENT_CLOSED_REQUEST);
       });
       forward(ex, req, res);
     } catch (err) {
-      const status = sendError(res, err, id, logger);
+      // Admitted, then refused for its body: nothing was forwarded, so it does not count.
+      if (admitted) deps.authenticator.release(admitted, startedAt);
+      // A caller that hung up mid-body is no fault of ours: no answer, no error logged.
+      const status = err instanceof CallerGone ? CLIENT_CLOSED_REQUEST : sendError(res, err, id, logger);
       if (err instanceof ApiError) {
         metrics.refusals.inc({ code: err.code });
         if (err.code === "invalid_api_key") metrics.authLookups.inc({ result: "miss" });
@@ -381,6 +391,19 @@ function safeParse(text: string): unknown {
 
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * A header that must come once: its value, or all its values when it came more often
+ * (Node's `req.headers` keeps the first of a repeated Authorization and drops the rest).
+ */
+function soleHeader(req: IncomingMessage, name: string): string | string[] | undefined {
+  const values: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]?.length === name.length && raw[i]?.toLowerCase() === name) values.push(raw[i + 1] ?? "");
+  }
+  return values.length > 1 ? values : values[0];
 }
 
 function queryOf(url: string | undefined): string {

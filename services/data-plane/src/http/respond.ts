@@ -8,6 +8,12 @@ export function newRequestId(): string {
   return `req_${randomUUID().replaceAll("-", "")}`;
 }
 
+/**
+ * The status recorded (metrics, usage event) for a call whose caller hung up before it
+ * was answered: nginx's "client closed request". Never sent: there is no one to send it to.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /** Writes the proxy's own error answer: the one envelope, with both request-id headers. */
 export function sendError(res: ServerResponse, err: unknown, requestId: string, logger: Logger): number {
   const apiError = err instanceof ApiError ? err : new ApiError("internal_error");

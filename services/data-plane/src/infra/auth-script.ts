@@ -41,12 +41,22 @@ end
 return {1, limit, limit - used, reset, unpack(rec)}
 `;
 
+// Gives back one slot of a second's bucket, only if the bucket still holds one: Redis may
+// have lost the window between the count and this call (restart, FLUSHALL), and a bare
+// HINCRBY -1 would then leave a negative bucket, with no expiry, that grants extra calls.
+const UNCOUNT_SCRIPT = `
+local used = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if used > 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], -1) end
+return used
+`;
+
 export type AuthLookup =
   | { kind: "absent" }
   | { kind: "allowed" | "limited"; key: CachedKey; limit: number; remaining: number; resetSeconds: number };
 
 interface ScriptedRedis extends Redis {
   terseAuth(recordKey: string, windowKey: string, nowSeconds: number, count: "0" | "1"): Promise<(string | number)[]>;
+  terseUncount(windowKey: string, second: number): Promise<number>;
 }
 
 /** Wraps the script; ioredis sends EVALSHA and falls back to EVAL once per connection. */
@@ -55,6 +65,7 @@ export class AuthScript {
 
   constructor(redis: Redis) {
     redis.defineCommand("terseAuth", { numberOfKeys: 2, lua: SCRIPT });
+    redis.defineCommand("terseUncount", { numberOfKeys: 1, lua: UNCOUNT_SCRIPT });
     this.redis = redis as ScriptedRedis;
   }
 
@@ -79,7 +90,7 @@ export class AuthScript {
 
   /** Gives back a slot counted for a call refused later (quota): refused calls do not count. */
   async uncount(keyHash: string, nowSeconds: number): Promise<void> {
-    await this.redis.hincrby(rateLimitKeyFor(keyHash), String(nowSeconds), -1);
+    await this.redis.terseUncount(rateLimitKeyFor(keyHash), nowSeconds);
   }
 }
 
