@@ -8,6 +8,12 @@ export const cacheKeyFor = (keyHash: string) => `svc:key:{${keyHash}}`;
 export const rateLimitKeyFor = (keyHash: string) => `svc:rl:{${keyHash}}`;
 /** Written by every full resync; its absence means Redis lost the cache (flush, failover). */
 export const CACHE_GENERATION_KEY = "svc:cache:generation";
+/**
+ * Set when a resync starts; the stamp is written only if it is still there at the end,
+ * so a flush in the middle of a resync cannot leave a stamp on a partial cache. Its hash
+ * tag is the stamp's whole name: one slot, so a single script checks one and sets the other.
+ */
+export const CACHE_REWRITE_KEY = `{${CACHE_GENERATION_KEY}}:rewrite`;
 /** Accounts over their monthly token limit, one set per calendar month (UTC). */
 export const quotaExceededKeyFor = (yyyymm: string) => `svc:quota:exceeded:${yyyymm}`;
 /** Pub/sub channel announcing a change to any month's quota set. */

@@ -4,16 +4,18 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { cacheKeyFor, encodeCachedKey, rateLimitKeyFor } from "@terse/keys";
+import { CACHE_GENERATION_KEY, CACHE_REWRITE_KEY, cacheKeyFor, encodeCachedKey, rateLimitKeyFor } from "@terse/keys";
 import { freePort, waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { Cluster, type Redis } from "ioredis";
+import { KeyCache } from "../../../services/control-plane/src/infra/key-cache.ts";
 import { AUTH_SCRIPT_SOURCE, AuthScript } from "../../../services/data-plane/src/infra/auth-script.ts";
 
 // The data plane's auth + rate-limit script on a real Redis Cluster: three masters of
 // Debian's redis-server on loopback ports. Every key one call touches shares the key
 // hash's hash tag (svc:key:{h}, svc:rl:{h}), so the script runs whichever node owns the
 // slot; a layout without the tag would fail with CROSSSLOT, which the last test shows.
+// The control plane's resync stamp (marker and stamp in one slot) runs here too.
 
 const run = promisify(execFile);
 const MASTERS = 3;
@@ -138,6 +140,17 @@ describe("the auth script on a real Redis Cluster (three masters)", function () 
     expect(await script.run(randomBytes(32).toString("hex"), Math.floor(Date.now() / 1000), true)).to.deep.equal({
       kind: "absent",
     });
+  });
+
+  it("stamps the control plane's resync on the cluster: marker and stamp share one slot", async () => {
+    expect(Number(await cluster.cluster("KEYSLOT", CACHE_REWRITE_KEY))).to.equal(
+      Number(await cluster.cluster("KEYSLOT", CACHE_GENERATION_KEY)),
+    );
+    const cache = new KeyCache(cluster as unknown as Redis);
+    const token = await cache.beginRewrite();
+    expect(await cache.stampGeneration(token, "gen-1")).to.equal(true);
+    expect(await cluster.get(CACHE_GENERATION_KEY)).to.equal("gen-1");
+    expect(await cache.stampGeneration(token, "gen-2")).to.equal(false);
   });
 
   it("would fail with CROSSSLOT if the two keys did not share a hash tag", async () => {

@@ -1,4 +1,11 @@
-import { CACHE_GENERATION_KEY, cacheKeyFor, hashKey, quotaExceededKeyFor, rateLimitKeyFor } from "@terse/keys";
+import {
+  CACHE_GENERATION_KEY,
+  CACHE_REWRITE_KEY,
+  cacheKeyFor,
+  hashKey,
+  quotaExceededKeyFor,
+  rateLimitKeyFor,
+} from "@terse/keys";
 import { freePort, waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { resyncKeyCache } from "../src/domain/cache-resync.ts";
@@ -244,6 +251,36 @@ describe("key cache: full resync", () => {
     } finally {
       await client.end();
     }
+  });
+
+  /** A cache whose Redis is flushed right after each of the first `flushes` batches it writes. */
+  function flushedMidResync(flushes: number): KeyCache {
+    return new (class extends KeyCache {
+      override async putMany(entries: Parameters<KeyCache["putMany"]>[0]): Promise<void> {
+        await super.putMany(entries);
+        if (flushes-- > 0) await h.redis.flushdb();
+      }
+    })(h.appRedis);
+  }
+
+  it("never stamps a cache flushed in the middle of its resync: it rewrites it whole, then stamps", async () => {
+    const key = await createKey(h, account, { name: "flushed-mid-resync" });
+    const result = await resyncKeyCache({ db: h.prisma, store, cache: flushedMidResync(1) });
+    expect(await h.redis.get(CACHE_GENERATION_KEY)).to.equal(result.generation);
+    expect(await h.redis.hget(cacheKeyFor(hashKey(key.raw_key)), "key_id")).to.equal(key.id);
+    expect(await h.redis.exists(CACHE_REWRITE_KEY)).to.equal(0);
+  });
+
+  it("gives up, leaving the stamp missing (503, never 401), while Redis keeps losing the rewrite", async () => {
+    await h.redis.del(CACHE_GENERATION_KEY);
+    let error: unknown;
+    await resyncKeyCache({ db: h.prisma, store, cache: flushedMidResync(Number.POSITIVE_INFINITY) }).catch((err) => {
+      error = err;
+    });
+    expect(String(error)).to.contain("Redis lost data during each of 3 rewrites");
+    expect(await h.redis.exists(CACHE_GENERATION_KEY)).to.equal(0);
+    await resync(); // the watcher's next turn
+    expect(await h.redis.exists(CACHE_GENERATION_KEY)).to.equal(1);
   });
 
   it("a plan change rewrites the account's cached keys with the new plan", async () => {

@@ -1,5 +1,6 @@
 import { ApiError } from "@terse/errors";
-import { CACHE_GENERATION_KEY, type CachedKey, cacheKeyFor, encodeCachedKey } from "@terse/keys";
+import { randomBytes } from "node:crypto";
+import { CACHE_GENERATION_KEY, CACHE_REWRITE_KEY, type CachedKey, cacheKeyFor, encodeCachedKey } from "@terse/keys";
 import type { Redis } from "ioredis";
 
 // The ONLY writer of the Redis key cache (DESIGN.md section 2). The layout belongs to
@@ -12,10 +13,28 @@ export interface CacheEntry {
 }
 
 const SCAN_PATTERN = "svc:key:*";
+
+// Stamps the cache complete only if the rewrite this token began is still on record: a
+// flush (or failover to a replica that missed it) since then took the marker with it.
+const STAMP_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+interface ScriptedRedis extends Redis {
+  terseStamp(rewriteKey: string, generationKey: string, token: string, generation: string): Promise<number>;
+}
 const SCAN_BATCH = 2_000;
 
 export class KeyCache {
-  constructor(private readonly redis: Redis) {}
+  private readonly redis: ScriptedRedis;
+
+  constructor(redis: Redis) {
+    redis.defineCommand("terseStamp", { numberOfKeys: 2, lua: STAMP_SCRIPT });
+    this.redis = redis as ScriptedRedis;
+  }
 
   /**
    * Writes `put` and removes `remove` in one MULTI, so a rotation swaps the old key for
@@ -58,9 +77,23 @@ export class KeyCache {
     } while (cursor !== "0");
   }
 
-  /** Marks the cache complete; the data plane answers 503 while the stamp is missing. */
-  async stampGeneration(generation: string): Promise<void> {
-    await this.run(() => this.redis.set(CACHE_GENERATION_KEY, generation));
+  /** Resync: marks the start of a full rewrite; returns the token `stampGeneration` needs. */
+  async beginRewrite(): Promise<string> {
+    const token = randomBytes(16).toString("hex");
+    await this.run(() => this.redis.set(CACHE_REWRITE_KEY, token));
+    return token;
+  }
+
+  /**
+   * Marks the cache complete; the data plane answers 503 while the stamp is missing.
+   * False, with nothing written, when Redis lost the rewrite's marker (and so perhaps
+   * some of its records) since `beginRewrite`.
+   */
+  async stampGeneration(token: string, generation: string): Promise<boolean> {
+    const stamped = await this.run(() =>
+      this.redis.terseStamp(CACHE_REWRITE_KEY, CACHE_GENERATION_KEY, token, generation),
+    );
+    return stamped === 1;
   }
 
   async hasGeneration(): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { ApiError } from "@terse/errors";
 import { CACHE_GENERATION_KEY, type CachedKey, hashKey, isWellFormedKey } from "@terse/keys";
 import type { Redis } from "ioredis";
-import type { AuthScript } from "../infra/auth-script.ts";
+import type { AuthLookup, AuthScript } from "../infra/auth-script.ts";
 import type { QuotaView } from "./quota-view.ts";
 
 export interface Admitted {
@@ -62,24 +62,43 @@ export class Authenticator {
     void this.script.uncount(admitted.keyHash, Math.floor(nowMs / 1000)).catch(() => undefined);
   }
 
-  private async lookup(keyHash: string, nowSeconds: number, count: boolean) {
-    let lookup: Awaited<ReturnType<AuthScript["run"]>>;
+  private async lookup(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
+    const lookup = await this.runScript(keyHash, nowSeconds, count);
+    return lookup.kind === "absent" ? this.confirmAbsent(keyHash, nowSeconds, count) : lookup;
+  }
+
+  /**
+   * A missing record is a 401 only while the cache is known to be whole: after a flush or
+   * failover (no generation stamp) a valid key may simply not be there yet. The stamp is
+   * read, then the record again, then the stamp: the first read alone races a resync
+   * finishing in between (record absent, then stamp present: a false 401). A stamp seen
+   * before the second look vouches for every record written before it, and the same
+   * stamp seen after says no flush came in between. Only unknown and revoked keys pay
+   * the extra round trips.
+   */
+  private async confirmAbsent(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
+    const before = await this.generation();
+    if (before === null) throw new ApiError("auth_cache_unavailable");
+    const again = await this.runScript(keyHash, nowSeconds, count);
+    if (again.kind !== "absent") return again;
+    if ((await this.generation()) !== before) throw new ApiError("auth_cache_unavailable");
+    return again;
+  }
+
+  private async runScript(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
     try {
-      lookup = await this.script.run(keyHash, nowSeconds, count);
+      return await this.script.run(keyHash, nowSeconds, count);
     } catch {
       throw new ApiError("auth_cache_unavailable");
     }
-    // A missing record is a 401 only while the cache is known to be whole: after a flush
-    // or failover (no generation stamp) a valid key may simply not be there yet.
-    if (lookup.kind === "absent" && !(await this.cacheIsWhole())) throw new ApiError("auth_cache_unavailable");
-    return lookup;
   }
 
-  private async cacheIsWhole(): Promise<boolean> {
+  /** The cache's generation stamp; null when missing or unreadable. */
+  private async generation(): Promise<string | null> {
     try {
-      return (await this.redis.exists(CACHE_GENERATION_KEY)) === 1;
+      return await this.redis.get(CACHE_GENERATION_KEY);
     } catch {
-      return false;
+      return null;
     }
   }
 }
