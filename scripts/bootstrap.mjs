@@ -27,7 +27,8 @@ function hashFiles(files) {
 function step(name, inputs, outputs, run) {
   const stamp = join(stampDir, name);
   const digest = hashFiles(inputs);
-  const fresh = existsSync(stamp) && readFileSync(stamp, "utf8") === digest && outputs.every((o) => existsSync(join(root, o)));
+  const fresh =
+    existsSync(stamp) && readFileSync(stamp, "utf8") === digest && outputs.every((o) => existsSync(join(root, o)));
   if (fresh) return;
   console.error(`[bootstrap] ${name}`);
   run();
@@ -74,11 +75,15 @@ step("install", workspaceManifests, ["node_modules/.modules.yaml"], () =>
 
 // Prisma's generate needs no network once PRISMA_SCHEMA_ENGINE_BINARY names any file
 // (DESIGN.md section 6): the client runs on the query compiler, with no engine binary.
-step("prisma-generate", ["packages/db/prisma/schema.prisma", "pnpm-lock.yaml"], ["packages/db/src/generated/prisma/client.ts"], () =>
-  sh(join(root, "packages/db/node_modules/.bin/prisma"), ["generate"], {
-    cwd: join(root, "packages/db"),
-    env: { PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
-  }),
+step(
+  "prisma-generate",
+  ["packages/db/prisma/schema.prisma", "pnpm-lock.yaml"],
+  ["packages/db/src/generated/prisma/client.ts"],
+  () =>
+    sh(join(root, "packages/db/node_modules/.bin/prisma"), ["generate"], {
+      cwd: join(root, "packages/db"),
+      env: { PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
+    }),
 );
 
 // The dashboard's browser bundle (git-ignored), built by esbuild in well under a second.

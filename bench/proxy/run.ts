@@ -181,7 +181,11 @@ async function main() {
   const portkeyPort = await freePort();
   const portkey = startProcess(
     process.execPath,
-    [join(REPO_ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js"), `--port=${portkeyPort}`, "--headless"],
+    [
+      join(REPO_ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js"),
+      `--port=${portkeyPort}`,
+      "--headless",
+    ],
     { NODE_ENV: "production" },
   );
   procs.push(portkey);

@@ -81,7 +81,9 @@ async function applyOne(client: pg.Client, name: string, sql: string, checksum: 
       [id, checksum, name],
     );
     await client.query(sql);
-    await client.query(`UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`, [id]);
+    await client.query(`UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`, [
+      id,
+    ]);
     await client.query("COMMIT");
   } catch (err) {
     await client.query("ROLLBACK");

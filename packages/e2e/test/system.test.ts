@@ -213,7 +213,10 @@ describe("the whole system, as separate processes", function () {
     const answer = await waitFor(
       async () => {
         try {
-          return await client().chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] });
+          return await client().chat.completions.create({
+            model: "gpt-4o-mini",
+            messages: [{ role: "user", content: "hi" }],
+          });
         } catch {
           return undefined;
         }
