@@ -8,6 +8,7 @@ export {
   startLoad,
   statusCounts,
 } from "./load.ts";
+export { memoryAfterFullGc } from "./heap.ts";
 export { counterTotal, type ProcessFigures, processFigures } from "./process-metrics.ts";
 export { report } from "./report.ts";
 export { type Rig, type RigOptions, startRig } from "./rig.ts";
