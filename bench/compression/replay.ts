@@ -45,7 +45,34 @@ const settings = (level: ContextCompressLevel): CompressionSettings => ({
 
 type Json = Record<string, unknown>;
 
+/**
+ * Each request of the session compressed and timed, and nothing else: the measurements of
+ * `replay` tokenize whole bodies exactly, garbage the data plane never makes, and their
+ * collections would land in the timed calls. The token memory starts empty, as in a fresh
+ * process, and fills turn by turn as it does serving one session.
+ */
+export function timeSession(provider: Provider, session: Session, level: ContextCompressLevel) {
+  forgetRemembered();
+  const ps = toProvider(provider, session);
+  const times: number[] = [];
+  const timesPer100k: number[] = [];
+  for (const [i, m] of session.messages.entries()) {
+    if (m.role !== "user") continue;
+    const wire = JSON.stringify(ps.body(ps.perMessage.slice(0, i + 1).flat()));
+    // Parsed afresh, as the data plane parses each request: no string is shared with the
+    // previous turn's request, so nothing is found by identity that would not be in production.
+    const body = JSON.parse(wire) as Json;
+    const t0 = process.hrtime.bigint();
+    compressRequest(provider, body, settings(level));
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    times.push(ms);
+    if (wire.length >= 100_000) timesPer100k.push(ms / (wire.length / 100_000));
+  }
+  return { times, timesPer100k };
+}
+
 export function replay(provider: Provider, session: Session, level: ContextCompressLevel): Replay {
+  const { times, timesPer100k } = timeSession(provider, session, level);
   forgetRemembered();
   const ps = toProvider(provider, session);
   const offsets = [0];
@@ -59,8 +86,8 @@ export function replay(provider: Provider, session: Session, level: ContextCompr
     costAfter: 0,
     pairs: 0,
     stablePairs: 0,
-    times: [],
-    timesPer100k: [],
+    times,
+    timesPer100k,
     pairingChecks: 0,
     pairingFailures: 0,
     assistantChecks: 0,
@@ -74,15 +101,8 @@ export function replay(provider: Provider, session: Session, level: ContextCompr
   let last: Json | undefined;
   for (const [i, m] of session.messages.entries()) {
     if (m.role !== "user") continue;
-    // Parsed afresh, as the data plane parses each request: no string is shared with the
-    // previous turn's request, so nothing is found by identity that would not be in production.
     const body = JSON.parse(JSON.stringify(ps.body(ps.perMessage.slice(0, i + 1).flat()))) as Json;
-    const t0 = process.hrtime.bigint();
     const out = compressRequest(provider, body, settings(level));
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    const bytes = JSON.stringify(body).length;
-    r.times.push(ms);
-    if (bytes >= 100_000) r.timesPer100k.push(ms / (bytes / 100_000));
     const compressed = withoutInstruction(provider, out.body as Json, body);
     const before = partsOf(provider, body);
     const after = partsOf(provider, compressed);
