@@ -13,6 +13,7 @@ export interface CacheEntry {
 }
 
 const SCAN_PATTERN = "svc:key:*";
+const SCAN_BATCH = 2_000;
 
 // Stamps the cache complete only if the rewrite this token began is still on record: a
 // flush (or failover to a replica that missed it) since then took the marker with it.
@@ -26,7 +27,6 @@ return 1
 interface ScriptedRedis extends Redis {
   terseStamp(rewriteKey: string, generationKey: string, token: string, generation: string): Promise<number>;
 }
-const SCAN_BATCH = 2_000;
 
 export class KeyCache {
   private readonly redis: ScriptedRedis;
