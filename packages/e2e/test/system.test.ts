@@ -1,15 +1,13 @@
 import { execFile } from "node:child_process";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { promisify } from "node:util";
+import { type System, startSystem } from "@terse/reliability";
 import {
   close,
   createTestDatabase,
-  freePort,
   freshRedis,
   listen,
   REPO_ROOT,
-  type RunningProcess,
-  startTs,
   type TestDatabase,
   testRedisUrl,
   waitFor,
@@ -64,8 +62,7 @@ describe("the whole system, as separate processes", function () {
   let db: TestDatabase;
   let redis: Redis;
   let upstream: Upstream;
-  const procs: RunningProcess[] = [];
-  let env: Record<string, string>;
+  let system: System;
   let controlPlane: string;
   let dataPlane: string;
 
@@ -73,38 +70,23 @@ describe("the whole system, as separate processes", function () {
     db = await createTestDatabase("e2e");
     redis = await freshRedis("e2e");
     upstream = await fakeOpenAi();
-    const [cpPort, grpcPort, dpPort, metricsPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    env = {
-      NODE_ENV: "test",
-      LOG_LEVEL: "info",
-      DATABASE_URL: db.url,
-      REDIS_URL: testRedisUrl("e2e"),
-      JWT_SECRET: "e2e-jwt-secret-that-is-long-enough-0123456789",
-      INTERNAL_GRPC_TOKEN: "e2e-internal-grpc-token-0123456789",
-      CONTROL_PLANE_PORT: String(cpPort),
-      GRPC_PORT: String(grpcPort),
-      CONTROL_PLANE_GRPC_URL: `127.0.0.1:${grpcPort}`,
-      DATA_PLANE_PORT: String(dpPort),
-      METRICS_PORT: String(metricsPort),
-      OPENAI_BASE_URL: upstream.url,
-      TERSE_PLANS: JSON.stringify({ free: { monthly_tokens: MONTHLY_TOKENS } }),
-    };
-    controlPlane = `http://127.0.0.1:${cpPort}`;
-    dataPlane = `http://127.0.0.1:${dpPort}`;
-    const cp = startTs("services/control-plane/src/main.ts", env);
-    procs.push(cp);
-    await cp.waitForOutput(/control-plane listening on/, 60_000);
-    const dp = startTs("services/data-plane/src/main.ts", env);
-    const worker = startTs("services/metering-worker/src/main.ts", env);
-    procs.push(dp, worker);
-    await Promise.all([
-      dp.waitForOutput(/data-plane listening on/, 60_000),
-      worker.waitForOutput(/metering-worker ready/, 60_000),
-    ]);
+    system = await startSystem({
+      redisUrl: testRedisUrl("e2e"),
+      databaseUrl: db.url,
+      upstreamUrl: upstream.url,
+      // Info-level logs: the secrets test below reads everything the services would log.
+      env: {
+        NODE_ENV: "test",
+        LOG_LEVEL: "info",
+        TERSE_PLANS: JSON.stringify({ free: { monthly_tokens: MONTHLY_TOKENS } }),
+      },
+    });
+    controlPlane = system.controlPlaneUrl;
+    dataPlane = system.dataPlaneUrl;
   });
 
   after(async () => {
-    await Promise.all(procs.map((p) => p.stop("SIGTERM")));
+    await system?.close();
     await close(upstream.server);
     await redis.flushdb();
     redis.disconnect();
@@ -130,7 +112,7 @@ describe("the whole system, as separate processes", function () {
         "--plan",
         "free",
       ],
-      { cwd: REPO_ROOT, env: { ...process.env, ...env } },
+      { cwd: REPO_ROOT, env: { ...process.env, ...system.env } },
     );
     const account = JSON.parse(stdout) as { email: string; plan: string };
     expect(account).to.include({ email, plan: "free" });
@@ -208,7 +190,7 @@ describe("the whole system, as separate processes", function () {
     await run(
       `${REPO_ROOT}/node_modules/.bin/tsx`,
       ["services/control-plane/src/cli/admin.ts", "accounts:set-plan", "--email", email, "--plan", "pro"],
-      { cwd: REPO_ROOT, env: { ...process.env, ...env } },
+      { cwd: REPO_ROOT, env: { ...process.env, ...system.env } },
     );
     const answer = await waitFor(
       async () => {
@@ -259,7 +241,8 @@ describe("the whole system, as separate processes", function () {
   });
 
   it("never writes the raw key, the provider key or the password to logs, Postgres or Redis", async () => {
-    const logs = procs.map((p) => p.output()).join("\n");
+    const services = ["controlPlane", "dataPlane", "worker"] as const;
+    const logs = services.map((name) => system.process(name).output()).join("\n");
     expect(logs.length).to.be.greaterThan(0);
     const { stdout: dump } = await run("pg_dump", ["--data-only", db.url], { maxBuffer: 64 * 1024 * 1024 });
     expect(dump).to.include(keyId);
