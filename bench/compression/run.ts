@@ -72,34 +72,48 @@ function perSessionTable(results: Map<string, Replay[]>, provider: Provider): st
   return lines;
 }
 
-/** For scale: the naive rule of the issue, and what deleting every tool result would save. */
+/**
+ * For scale, each a rule applied to every tool result: the naive rule of the issue; the
+ * most `conservative` could save (every result it may touch, those of 16,000 characters
+ * or more, deleted outright); and the most any level could save (every result deleted).
+ */
+const REFERENCE_RULES: { label: string; rule: (text: string) => string }[] = [
+  {
+    label: "naive rule (results over 16,000 characters cut to first and last 4,000)",
+    rule: (text) => (text.length > 16_000 ? text.slice(0, 4_000) + text.slice(-4_000) : text),
+  },
+  {
+    label: "ceiling with results under 16,000 characters untouched (every longer one deleted)",
+    rule: (text) => (text.length >= 16_000 ? "" : text),
+  },
+  { label: "ceiling (every tool result deleted)", rule: () => "" },
+];
+
 function references(sessions: Session[]): string[] {
-  const naive: number[] = [];
-  const ceiling: number[] = [];
+  const reductions = REFERENCE_RULES.map((): number[] => []);
   for (const s of sessions) {
     const ps = toProvider("anthropic", s);
-    const cut = (text: string) => (text.length > 16_000 ? text.slice(0, 4_000) + text.slice(-4_000) : text);
-    const variants = [cut, () => ""].map((f) =>
+    const variants = REFERENCE_RULES.map(({ rule }) =>
       toProvider("anthropic", {
         ...s,
         messages: s.messages.map((m) => ({
           role: m.role,
-          content: m.content.map((b) => (b.type === "tool_result" ? { ...b, content: f(b.content) } : b)),
+          content: m.content.map((b) => (b.type === "tool_result" ? { ...b, content: rule(b.content) } : b)),
         })),
       }),
     );
     for (const [i, m] of s.messages.entries()) {
       if (m.role !== "user") continue;
       const tb = tokensOf(partsOf("anthropic", ps.body(ps.perMessage.slice(0, i + 1).flat())));
-      const [n, c] = variants.map((v) => tokensOf(partsOf("anthropic", v.body(v.perMessage.slice(0, i + 1).flat()))));
-      naive.push(1 - (n ?? tb) / tb);
-      ceiling.push(1 - (c ?? tb) / tb);
+      for (const [r, v] of variants.entries()) {
+        reductions[r]?.push(1 - tokensOf(partsOf("anthropic", v.body(v.perMessage.slice(0, i + 1).flat()))) / tb);
+      }
     }
   }
-  return [
-    `| naive rule (results over 16,000 characters cut to first and last 4,000) | ${pc(percentile(naive, 50))} / ${pc(percentile(naive, 90))} |`,
-    `| ceiling (every tool result deleted) | ${pc(percentile(ceiling, 50))} / ${pc(percentile(ceiling, 90))} |`,
-  ];
+  return REFERENCE_RULES.map(
+    ({ label }, r) =>
+      `| ${label} | ${pc(percentile(reductions[r] ?? [], 50))} / ${pc(percentile(reductions[r] ?? [], 90))} |`,
+  );
 }
 
 function mtBench(): string[] {
