@@ -1,11 +1,13 @@
 // Proxy benchmark (issue 3): `npx tsx bench/proxy/run.ts` (needs `apt-get install wrk nginx`).
 // Side by side and interleaved (A B C D E F, A B C D E F): the fake upstream called directly,
-// nginx proxy_pass, a bare http-proxy (the floor of our stack), the Portkey AI gateway
-// (@portkey-ai/gateway 1.15 from npm), and the terse data plane with auth, rate limit and metering on,
-// compression off and on. A 2 KB chat-completion body, wrk at 32 and 128 connections.
-// CPU per request is read from /proc for the proxy's own processes over each run.
+// nginx proxy_pass, a bare http-proxy (the floor of our stack), a bare undici proxy (the same
+// off the stack), the lean floor (the work issue 3 requires, on the stack, none of terse's
+// code: lean-floor.mjs), the Portkey AI gateway (@portkey-ai/gateway 1.15 from npm), and
+// the terse data plane with auth, rate limit and metering on, compression off and on. A 2 KB
+// chat-completion body, wrk at 32 and 128 connections. CPU per request is read from /proc
+// for the proxy's own processes over each run.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +32,8 @@ const ONLY = (process.env.BENCH_TARGETS ?? "").split(",").filter(Boolean);
 const NODE_FLAGS = (process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const tmp = mkdtempSync(join(tmpdir(), "terse-bench-"));
+// The service trees alone are some 50 MB a run: gone however the run ends.
+process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
 
 for (const tool of ["wrk", "nginx"]) {
   if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) {
@@ -176,6 +180,15 @@ async function main() {
   procs.push(bare);
   await bare.waitForOutput(/bare ready/);
 
+  const undiciPort = await freePort();
+  const bareUndici = startProcess(
+    process.execPath,
+    [join(REPO_ROOT, "bench/proxy/bare-undici.mjs"), String(upstreamPort), String(undiciPort)],
+    {},
+  );
+  procs.push(bareUndici);
+  await bareUndici.waitForOutput(/bare-undici ready/);
+
   // The Portkey AI gateway from npm (its streaming needs @hono/node-server 1.13.8, pinned
   // in bench/package.json), pointed at the same fake upstream through its custom host.
   const portkeyPort = await freePort();
@@ -212,6 +225,14 @@ http { access_log off;
   // Keys come from the real control plane, with a plan whose rpm is raised through TERSE_PLANS.
   const db = await createTestDatabase("bench_proxy");
   const redis = await freshRedis("bench");
+  const leanPort = await freePort();
+  const lean = startProcess(
+    process.execPath,
+    [join(REPO_ROOT, "bench/proxy/lean-floor.mjs"), String(upstreamPort), String(leanPort), testRedisUrl("bench")],
+    {},
+  );
+  procs.push(lean);
+  await lean.waitForOutput(/lean ready/);
   const [cpPort, dpPort, grpcPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const env = {
     NODE_ENV: "production",
@@ -299,6 +320,18 @@ http { access_log off;
       pids: [bare.child.pid ?? 0],
     },
     {
+      name: "bare undici proxy",
+      url: `http://127.0.0.1:${undiciPort}/v1/chat/completions`,
+      headers: {},
+      pids: [bareUndici.child.pid ?? 0],
+    },
+    {
+      name: "lean floor",
+      url: `http://127.0.0.1:${leanPort}/v1/chat/completions`,
+      headers: {},
+      pids: [lean.child.pid ?? 0],
+    },
+    {
       name: "Portkey gateway",
       url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
       headers: portkeyHeaders,
@@ -341,19 +374,20 @@ http { access_log off;
     return xs.length === 0 ? Number.NaN : xs.reduce((s, x) => s + x, 0) / xs.length;
   };
   const rows = [
-    "| target | connections | requests/s | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | non-2xx |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| target | connections | requests/s | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | CPU x bare http-proxy | non-2xx |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const connections of [32, 128]) {
     const direct = `direct@${connections}`;
     const nginxK = `nginx proxy_pass@${connections}`;
     const portkeyK = `Portkey gateway@${connections}`;
+    const bareK = `bare http-proxy@${connections}`;
     for (const t of targets) {
       const k = `${t.name}@${connections}`;
       if (!results.has(k)) continue;
       const rps = avg(k, (r) => r.rps);
       rows.push(
-        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${(rps / avg(portkeyK, (r) => r.rps)).toFixed(1)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${avg(k, (r) => r.errors)} |`,
+        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${(rps / avg(portkeyK, (r) => r.rps)).toFixed(1)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${(avg(k, (r) => r.cpuUsPerReq) / avg(bareK, (r) => r.cpuUsPerReq)).toFixed(2)} | ${avg(k, (r) => r.errors)} |`,
       );
     }
   }
