@@ -236,7 +236,8 @@ http { access_log off;
   const [cpPort, dpPort, grpcPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const env = {
     NODE_ENV: "production",
-    LOG_LEVEL: "warn",
+    // Per-request access lines off, as nginx's here (access_log off); BENCH_LOG_LEVEL=info measures them.
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
     DATABASE_URL: db.url,
     REDIS_URL: testRedisUrl("bench"),
     JWT_SECRET: "b".repeat(40),
