@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { migrate } from "@terse/db";
 import pg from "pg";
+import { waitFor } from "./wait.ts";
 
 /** Server to create scratch databases on; tests never touch the development database. */
 const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -10,6 +11,11 @@ export interface TestDatabase {
   name: string;
   /** Runs SQL against the scratch database. */
   query<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<T>>;
+  /**
+   * Resolves once no session tagged with `applicationName` (the app's own pool, opened
+   * with `?application_name=`) is left: the proof that the app closed its connections.
+   */
+  untilDisconnected(applicationName: string): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -30,6 +36,18 @@ export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
     url,
     name,
     query: (sql, params) => pool.query(sql, params),
+    async untilDisconnected(applicationName) {
+      await waitFor(
+        async () => {
+          const open = await pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = $2", [
+            name,
+            applicationName,
+          ]);
+          return open.rowCount === 0;
+        },
+        { timeoutMs: 5_000, what: `${applicationName}'s Postgres connections to close` },
+      );
+    },
     async drop() {
       await pool.end();
       const client = new pg.Client({ connectionString: ADMIN_URL });

@@ -10,7 +10,6 @@ import {
   type TEST_REDIS_DB,
   type TestDatabase,
   testRedisUrl,
-  waitFor,
 } from "@terse/testkit";
 import type { Redis } from "ioredis";
 import { createApp, createHttpServer } from "../src/app.ts";
@@ -102,16 +101,7 @@ export async function startHarness(
       appRedis.disconnect();
       await redis.flushdb();
       redis.disconnect();
-      await waitFor(
-        async () => {
-          const open = await db.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = $2", [
-            db.name,
-            APP_CONNECTIONS,
-          ]);
-          return open.rowCount === 0;
-        },
-        { timeoutMs: 5_000, what: "the app's Postgres connections to close" },
-      );
+      await db.untilDisconnected(APP_CONNECTIONS);
       await db.drop();
     },
   };

@@ -17,7 +17,6 @@ import {
   listen,
   type TestDatabase,
   testRedisUrl,
-  waitFor,
 } from "@terse/testkit";
 import type { Redis } from "ioredis";
 import { type BrowserContext, chromium } from "playwright-core";
@@ -136,16 +135,7 @@ export async function startStack(label: string): Promise<Stack> {
       appRedis.disconnect();
       await redis.flushdb();
       redis.disconnect();
-      await waitFor(
-        async () => {
-          const open = await db.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = $2", [
-            db.name,
-            APP_CONNECTIONS,
-          ]);
-          return open.rowCount === 0;
-        },
-        { timeoutMs: 5_000, what: "the app's Postgres connections to close" },
-      );
+      await db.untilDisconnected(APP_CONNECTIONS);
       await db.drop();
     },
   };
