@@ -37,20 +37,8 @@ export function listView(k: ServiceKey): KeyListView {
   };
 }
 
-/** Create and rotate: the raw key, exactly once; no rate_limit_rpm (spec 2.1). */
+/** Create and rotate: the raw key, exactly once, after the id; no rate_limit_rpm (spec 2.1). */
 export function createView(k: ServiceKey, rawKey: string): KeyCreateView {
-  return {
-    id: k.id,
-    raw_key: rawKey,
-    key_prefix: k.keyPrefix,
-    name: k.name,
-    intensity: k.intensity,
-    auto_compress_input: k.autoCompressInput,
-    smart_detect_enabled: k.smartDetectEnabled,
-    context_compress: k.contextCompress,
-    context_compress_level: k.contextCompressLevel,
-    is_active: k.isActive,
-    created_at: k.createdAt.toISOString(),
-    last_used_at: k.lastUsedAt?.toISOString() ?? null,
-  };
+  const { id, rate_limit_rpm: _notShown, ...rest } = listView(k);
+  return { id, raw_key: rawKey, ...rest };
 }
