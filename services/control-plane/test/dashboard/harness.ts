@@ -10,14 +10,7 @@ import { createDataPlane, type DataPlane } from "@terse/data-plane/src/app.ts";
 import { createDb, type Db, type Plan } from "@terse/db";
 import { type FakeProvider, startFakeProvider } from "@terse/fake-provider";
 import { createLogger } from "@terse/logger";
-import {
-  close,
-  createTestDatabase,
-  freshRedis,
-  listen,
-  type TestDatabase,
-  testRedisUrl,
-} from "@terse/testkit";
+import { close, createTestDatabase, freshRedis, listen, type TestDatabase, testRedisUrl } from "@terse/testkit";
 import type { Redis } from "ioredis";
 import { type BrowserContext, chromium } from "playwright-core";
 import { createApp, createHttpServer } from "../../src/app.ts";
