@@ -50,13 +50,20 @@ export async function readJsonObject(
   return { body: parsed as Record<string, unknown>, bytes: size };
 }
 
-/** Whether `value` has arrays or objects more than `levels` deep (recursion bounded by `levels`). */
+/**
+ * Whether `value` has arrays or objects more than `levels` deep (recursion bounded by
+ * `levels`). Walks keys in place: every request passes here, and Object.values would
+ * allocate an array per object of the body.
+ */
 function nestedDeeperThan(value: unknown, levels: number): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (levels === 0) return true;
-  for (const child of Array.isArray(value) ? value : Object.values(value)) {
-    if (nestedDeeperThan(child, levels - 1)) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (nestedDeeperThan(child, levels - 1)) return true;
+    return false;
   }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (nestedDeeperThan(record[key], levels - 1)) return true;
   return false;
 }
 

@@ -46,6 +46,16 @@ interface Exchange {
   finished: boolean;
 }
 
+/**
+ * The exchange rides on its request, which http-proxy's events hand back. Not a WeakMap:
+ * V8 traces a WeakMap's entries apart in every young-generation collection, and with one
+ * short-lived entry per request that alone cost about a fifth of the proxy's CPU
+ * (docs/benchmarks.md).
+ */
+const EXCHANGE = Symbol("terse.exchange");
+type CarriesExchange = IncomingMessage & { [EXCHANGE]?: Exchange };
+const exchangeOf = (req: IncomingMessage): Exchange | undefined => (req as CarriesExchange)[EXCHANGE];
+
 /** Error bodies are small; past this an upstream error body is cut before redaction. */
 const MAX_ERROR_BODY = 1024 * 1024;
 /** Non-streamed bodies are relayed as they come; this much is kept on the side to read usage. */
@@ -65,20 +75,19 @@ export function createProxyHandler(deps: ProxyDeps) {
     "https:": new HttpsAgent({ keepAlive: true, maxFreeSockets: 256, scheduling: "lifo" }),
   };
   const proxy = httpProxy.createProxyServer({});
-  const exchanges = new WeakMap<IncomingMessage, Exchange>();
 
   // Headers and body are settled before http-proxy builds the upstream request (see
   // forward()); this event only arms the timeouts. http-proxy skips it for requests
   // carrying `Expect`, which is why no header work may depend on it.
   proxy.on("proxyReq", (proxyReq, req) => {
-    const ex = exchanges.get(req);
+    const ex = exchangeOf(req);
     if (!ex) return;
     ex.proxyReq = proxyReq;
     armTimeouts(ex, proxyReq);
   });
 
   proxy.on("proxyRes", (proxyRes, req, res) => {
-    const ex = exchanges.get(req);
+    const ex = exchangeOf(req);
     if (ex) relayResponse(ex, proxyRes, res as ServerResponse);
   });
 
@@ -111,15 +120,17 @@ export function createProxyHandler(deps: ProxyDeps) {
   }
 
   function armTimeouts(ex: Exchange, proxyReq: ClientRequest): void {
-    const connectTimer = setTimeout(() => {
-      ex.timedOut = true;
-      proxyReq.destroy(new Error("upstream connect timeout"));
-    }, config.UPSTREAM_CONNECT_TIMEOUT_MS);
-    // http-proxy emits proxyReq from within the request's 'socket' event: the socket is there.
+    // http-proxy emits proxyReq from within the request's 'socket' event: the socket is
+    // there, and a kept-alive one is connected already (no connect timer to arm).
     const socket = proxyReq.socket;
-    if (!socket?.connecting) clearTimeout(connectTimer);
-    else socket.once("connect", () => clearTimeout(connectTimer));
-    proxyReq.once("close", () => clearTimeout(connectTimer));
+    if (socket?.connecting) {
+      const connectTimer = setTimeout(() => {
+        ex.timedOut = true;
+        proxyReq.destroy(new Error("upstream connect timeout"));
+      }, config.UPSTREAM_CONNECT_TIMEOUT_MS);
+      socket.once("connect", () => clearTimeout(connectTimer));
+      proxyReq.once("close", () => clearTimeout(connectTimer));
+    }
     // Idle: no byte either way for this long (models can think for minutes).
     proxyReq.setTimeout(config.UPSTREAM_IDLE_TIMEOUT_MS, () => {
       ex.timedOut = true;
@@ -305,7 +316,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         timedOut: false,
         finished: false,
       };
-      exchanges.set(req, ex);
+      (req as CarriesExchange)[EXCHANGE] = ex;
       res.once("close", () => {
         // The caller hung up: stop paying for tokens nobody reads. Still metered.
         if (res.writableFinished) return;
