@@ -53,12 +53,37 @@ export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
       const client = new pg.Client({ connectionString: ADMIN_URL });
       await client.connect();
       try {
+        await reportStragglers(client, name);
         await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       } finally {
         await client.end();
       }
     },
   };
+}
+
+/**
+ * Sessions still on the database when it is dropped are killed by the drop, and a client
+ * without an error listener then throws in the test process, far from its cause. Those of
+ * processes the test just killed are on their way out: they get a second to go. Any still
+ * there are named on stderr (pid, application, state, last statement).
+ */
+async function reportStragglers(admin: pg.Client, database: string): Promise<void> {
+  const sessions = async () =>
+    (
+      await admin.query(
+        `SELECT pid, application_name, state, left(query, 200) AS query FROM pg_stat_activity
+         WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+        [database],
+      )
+    ).rows;
+  const deadline = Date.now() + 1_000;
+  let left = await sessions();
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    left = await sessions();
+  }
+  if (left.length > 0) console.warn(`[testkit] sessions left on ${database} at its drop:`, JSON.stringify(left));
 }
 
 function withDatabase(url: string, database: string): string {
