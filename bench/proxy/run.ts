@@ -160,34 +160,29 @@ async function ttfb(url: string, headers: Record<string, string>, n: number): Pr
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
+/** One of the bench's own scripts (`bench/proxy/<script>`) under plain node, once it says it is ready. */
+async function startScript(
+  procs: RunningProcess[],
+  script: string,
+  args: (string | number)[],
+  ready: RegExp,
+): Promise<RunningProcess> {
+  const proc = startProcess(process.execPath, [join(REPO_ROOT, "bench/proxy", script), ...args.map(String)], {});
+  procs.push(proc);
+  await proc.waitForOutput(ready);
+  return proc;
+}
+
 async function main() {
   const procs: RunningProcess[] = [];
   const upstreamPort = await freePort();
-  const upstream = startProcess(
-    process.execPath,
-    [join(REPO_ROOT, "bench/proxy/upstream.mjs"), String(upstreamPort)],
-    {},
-  );
-  procs.push(upstream);
-  await upstream.waitForOutput(/upstream ready/);
+  const upstream = await startScript(procs, "upstream.mjs", [upstreamPort], /upstream ready/);
 
   const barePort = await freePort();
-  const bare = startProcess(
-    process.execPath,
-    [join(REPO_ROOT, "bench/proxy/bare-http-proxy.mjs"), String(upstreamPort), String(barePort)],
-    {},
-  );
-  procs.push(bare);
-  await bare.waitForOutput(/bare ready/);
+  const bare = await startScript(procs, "bare-http-proxy.mjs", [upstreamPort, barePort], /bare ready/);
 
   const undiciPort = await freePort();
-  const bareUndici = startProcess(
-    process.execPath,
-    [join(REPO_ROOT, "bench/proxy/bare-undici.mjs"), String(upstreamPort), String(undiciPort)],
-    {},
-  );
-  procs.push(bareUndici);
-  await bareUndici.waitForOutput(/bare-undici ready/);
+  const bareUndici = await startScript(procs, "bare-undici.mjs", [upstreamPort, undiciPort], /bare-undici ready/);
 
   // The Portkey AI gateway from npm (its streaming needs @hono/node-server 1.13.8, pinned
   // in bench/package.json), pointed at the same fake upstream through its custom host.
@@ -226,13 +221,12 @@ http { access_log off;
   const db = await createTestDatabase("bench_proxy");
   const redis = await freshRedis("bench");
   const leanPort = await freePort();
-  const lean = startProcess(
-    process.execPath,
-    [join(REPO_ROOT, "bench/proxy/lean-floor.mjs"), String(upstreamPort), String(leanPort), testRedisUrl("bench")],
-    {},
+  const lean = await startScript(
+    procs,
+    "lean-floor.mjs",
+    [upstreamPort, leanPort, testRedisUrl("bench")],
+    /lean ready/,
   );
-  procs.push(lean);
-  await lean.waitForOutput(/lean ready/);
   const [cpPort, dpPort, grpcPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const env = {
     NODE_ENV: "production",
