@@ -77,12 +77,9 @@ async function reportStragglers(admin: pg.Client, database: string): Promise<voi
         [database],
       )
     ).rows;
-  const deadline = Date.now() + 1_000;
-  let left = await sessions();
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-    left = await sessions();
-  }
+  const gone = await waitFor(async () => (await sessions()).length === 0, { timeoutMs: 1_000 }).catch(() => false);
+  if (gone) return;
+  const left = await sessions();
   if (left.length > 0) console.warn(`[testkit] sessions left on ${database} at its drop:`, JSON.stringify(left));
 }
 
