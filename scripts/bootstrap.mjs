@@ -69,8 +69,16 @@ function listManifests() {
   return out;
 }
 
-step("install", workspaceManifests, ["node_modules/.modules.yaml"], () =>
-  pnpm(["install", "--frozen-lockfile", "--prefer-offline", "--reporter=append-only"]),
+// The coding-agent CLIs (packages/agent-clis, several hundred MB of native binaries) are
+// for their tests only: `npm test` passes --with-agent-clis; `npm start`, the typecheck
+// and the image build install the workspace without them.
+const withAgentClis = process.argv.includes("--with-agent-clis");
+const install = ["install", "--frozen-lockfile", "--prefer-offline", "--reporter=append-only"];
+step(
+  withAgentClis ? "install-with-agent-clis" : "install",
+  workspaceManifests,
+  withAgentClis ? ["node_modules/.modules.yaml", "packages/agent-clis/node_modules"] : ["node_modules/.modules.yaml"],
+  () => pnpm(withAgentClis ? install : [...install, "--filter", "!@terse/agent-clis"]),
 );
 
 // Prisma's generate needs no network once PRISMA_SCHEMA_ENGINE_BINARY names any file
