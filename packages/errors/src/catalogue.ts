@@ -41,6 +41,7 @@ export const ERROR_CATALOGUE = {
   missing_api_key: { status: 401, type: "authentication_error", message: "Missing API key" },
   invalid_api_key: { status: 401, type: "authentication_error", message: "Invalid API key" },
   missing_provider_key: { status: 400, type: "invalid_request_error", message: "Missing X-Provider-Key header" },
+  repeated_provider_key: { status: 400, type: "invalid_request_error", message: "X-Provider-Key must be sent once" },
   rate_limit_exceeded: { status: 429, type: "rate_limit_error", message: "rate limit exceeded" },
   token_quota_exceeded: { status: 429, type: "rate_limit_error", message: "token quota exceeded" },
   upstream_unavailable: { status: 502, type: "upstream_error", message: "upstream unavailable" },

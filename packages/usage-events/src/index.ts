@@ -1,3 +1,4 @@
+import { nameFault, textFault } from "@terse/identifiers";
 import { z } from "zod";
 
 // The contract between the data plane (producer) and the metering worker (consumer):
@@ -11,16 +12,39 @@ export const USAGE_BATCH_JOB = "usage-batch";
 export const PROVIDERS = ["openai", "anthropic", "gemini"] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-const tokenCount = z.number().int().nonnegative();
+/**
+ * Every field must be storable as it is: one value Postgres refuses (a NUL, a count past
+ * its `integer`) fails the whole statement, and with it every other event of the batch.
+ */
+const INT4_MAX = 2_147_483_647;
+const count = z.number().int().nonnegative().max(INT4_MAX);
+const tokenCount = count;
+const name = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .superRefine((s, ctx) => {
+      const fault = nameFault(s);
+      if (fault) ctx.addIssue({ code: "custom", message: fault });
+    });
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .superRefine((s, ctx) => {
+      const fault = textFault(s);
+      if (fault) ctx.addIssue({ code: "custom", message: fault });
+    });
 
 export const usageEventSchema = z
   .object({
     /** Unique per request; the control plane's primary key, so a replay counts nothing twice. */
-    event_id: z.string().min(1).max(64),
-    key_id: z.string().min(1),
-    account_id: z.string().min(1),
+    event_id: name(64),
+    key_id: name(64),
+    account_id: name(64),
     provider: z.enum(PROVIDERS),
-    model: z.string().max(256),
+    model: name(256),
     /** HTTP status returned to the caller (0 when the client hung up before any status). */
     status: z.number().int().min(0).max(599),
     streamed: z.boolean(),
@@ -31,8 +55,8 @@ export const usageEventSchema = z
     estimated: z.boolean(),
     /** Response-compression level applied, null when none (structured output, compression off). */
     intensity: z.enum(["lite", "full", "ultra"]).nullable(),
-    compression_reason: z.string().max(256).nullable(),
-    latency_ms: z.number().int().nonnegative(),
+    compression_reason: text(256).nullable(),
+    latency_ms: count,
     /** ISO 8601. */
     started_at: z.string().datetime({ offset: true }),
   })

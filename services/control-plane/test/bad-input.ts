@@ -50,6 +50,21 @@ export const BAD_SETTINGS: BadInput[] = [
   { name: "a 65-character name", body: { name: "n".repeat(65) }, status: 400, param: "name", message: /at most 64/ },
   { name: "a name with a line break", body: { name: "a\nb" }, status: 400, param: "name" },
   {
+    name: "a name with a zero-width space (looks like another name)",
+    body: { name: "main\u200B" },
+    status: 400,
+    param: "name",
+    message: "name must not contain invisible or direction-changing characters",
+  },
+  { name: "a name with a right-to-left override", body: { name: "\u202Eniam" }, status: 400, param: "name" },
+  {
+    name: "a name with a lone surrogate",
+    body: { name: "key\ud800" },
+    status: 400,
+    param: "name",
+    message: "name is not valid Unicode",
+  },
+  {
     name: "intensity outside the enum",
     body: { intensity: "max" },
     status: 400,

@@ -225,6 +225,78 @@ describe("UsageRecorder", () => {
       },
     ]);
   });
+
+  it("refuses what Postgres cannot store (NUL, control characters, counts past int4) per event, recording the rest", async () => {
+    const account = await createAccount(h, "pro");
+    const key = await createKey(h, account);
+    const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+    const ok = (id: string) => usageEvent(id, key.id, account.id, 5);
+    const out = await recorder.record([
+      ok("evt_store_a"),
+      { ...ok("evt_store_nul"), model: "gpt\u0000x" },
+      { ...ok("evt_store_newline"), model: "gpt\nx" },
+      { ...ok("evt_store_reason"), compression_reason: "a\u0000b" },
+      { ...ok("evt_store_big"), input_tokens: 3_000_000_000 },
+      ok("evt_store_b"),
+    ]);
+    expect(out.results.map((r) => r.outcome)).to.deep.equal([
+      "INSERTED",
+      "REJECTED",
+      "REJECTED",
+      "REJECTED",
+      "REJECTED",
+      "INSERTED",
+    ]);
+    expect(out.results[1]?.reason).to.equal("model: must not contain control characters");
+    expect(out.results[3]?.reason).to.equal("compression_reason: must not contain NUL characters");
+    expect(out.results[4]?.reason).to.match(/^input_tokens: /);
+    const totals = await h.prisma.accountMonthlyUsage.findFirstOrThrow({ where: { accountId: account.id } });
+    expect(Number(totals.tokens)).to.equal(14);
+  });
+
+  it("sets aside the one event Postgres refuses and records the rest of the batch exactly once", async () => {
+    // The schema stops every unstorable value we know of; this stands in for the next
+    // one we do not: a trigger that refuses one model as Postgres refuses a NUL (22021).
+    await h.db.query(`CREATE FUNCTION refuse_poison() RETURNS trigger AS $$
+      BEGIN
+        IF NEW.model = 'poison' THEN RAISE EXCEPTION 'refused' USING ERRCODE = '22021'; END IF;
+        RETURN NEW;
+      END $$ LANGUAGE plpgsql`);
+    await h.db.query(
+      "CREATE TRIGGER refuse_poison BEFORE INSERT ON usage_events FOR EACH ROW EXECUTE FUNCTION refuse_poison()",
+    );
+    try {
+      const a = await createAccount(h, "pro");
+      const b = await createAccount(h, "pro");
+      const keyA = await createKey(h, a);
+      const keyB = await createKey(h, b);
+      const batch = [
+        ...Array.from({ length: 7 }, (_, i) => usageEvent(`evt_iso_a${i}`, keyA.id, a.id, 10)),
+        { ...usageEvent("evt_iso_poison", keyB.id, b.id, 10), model: "poison" },
+        ...Array.from({ length: 5 }, (_, i) => usageEvent(`evt_iso_b${i}`, keyB.id, b.id, 10)),
+      ];
+      const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+      const out = await recorder.record(batch);
+      const outcomes = out.results.map((r) => r.outcome);
+      expect(outcomes.filter((o) => o === "INSERTED")).to.have.length(12);
+      expect(out.results[7]).to.deep.equal({
+        event_id: "evt_iso_poison",
+        outcome: "REJECTED",
+        reason: "refused by the usage store (SQLSTATE 22021)",
+      });
+      // A replay of the same batch (a worker retry) adds nothing.
+      const again = await recorder.record(batch);
+      expect(again.results.filter((r) => r.outcome === "DUPLICATE")).to.have.length(12);
+      const tokens = async (accountId: string) =>
+        Number((await h.prisma.accountMonthlyUsage.findFirstOrThrow({ where: { accountId } })).tokens);
+      expect(await tokens(a.id)).to.equal(7 * 12);
+      expect(await tokens(b.id)).to.equal(5 * 12);
+      expect(out.accounts.map((m) => m.account_id).sort()).to.deep.equal([a.id, b.id].sort());
+    } finally {
+      await h.db.query("DROP TRIGGER refuse_poison ON usage_events");
+      await h.db.query("DROP FUNCTION refuse_poison()");
+    }
+  });
 });
 
 function usageEvent(eventId: string, keyId: string, accountId: string, input: number) {

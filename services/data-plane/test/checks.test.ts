@@ -41,8 +41,15 @@ describe("data plane: checks before the upstream", () => {
     return res;
   }
 
-  it("401 Missing API key without Authorization: Bearer", async () => {
-    await expectRefused(call({ "x-provider-key": PROVIDER_KEY }), 401, "Missing API key");
+  it("401 Missing API key without Authorization: Bearer (none, another scheme, a bare Bearer), on every endpoint", async () => {
+    const paths = ["/v1/chat/completions", "/v1/messages", "/v1/generateContent", "/v1beta/models/m:generateContent"];
+    for (const path of paths) {
+      for (const authorization of [undefined, "Basic dXNlcjpwYXNz", "Token abc", "Bearer", "Bearer   ", ""]) {
+        const headers: Record<string, string> = { "x-provider-key": PROVIDER_KEY };
+        if (authorization !== undefined) headers.authorization = authorization;
+        await expectRefused(call(headers, { model: "m", messages: [] }, path), 401, "Missing API key");
+      }
+    }
   });
 
   it("401 Invalid API key for a wrong format, a bad checksum, an unknown key and a revoked key", async () => {
@@ -52,7 +59,16 @@ describe("data plane: checks before the upstream", () => {
       401,
       "Invalid API key",
     );
-    await expectRefused(call({ authorization: "Basic abc", "x-provider-key": PROVIDER_KEY }), 401, "Invalid API key");
+    await expectRefused(
+      call({ authorization: "bearer sk-not-ours", "x-provider-key": PROVIDER_KEY }),
+      401,
+      "Invalid API key",
+    );
+    await expectRefused(
+      call({ authorization: `Bearer ${rawKey} extra`, "x-provider-key": PROVIDER_KEY }),
+      401,
+      "Invalid API key",
+    );
     const typo = `${rawKey.slice(0, 20)}${rawKey[20] === "a" ? "b" : "a"}${rawKey.slice(21)}`;
     await expectRefused(
       call({ authorization: `Bearer ${typo}`, "x-provider-key": PROVIDER_KEY }),
@@ -137,6 +153,57 @@ describe("data plane: checks before the upstream", () => {
         expect(r.status, path).to.equal(400);
         expect((r.error as { param?: string }).param).to.equal("model");
       }
+      expect(h.fake.received).to.have.length(0);
+    });
+
+    it("400 for a model name that could not be stored with its usage (control, invisible characters), nothing metered", async () => {
+      const before = (await h.events()).length;
+      const bad = ["gpt\u0000x", "gpt\nx", "gpt-4o\u200B", "\u202Egpt", "a\ud800"];
+      for (const model of bad) {
+        for (const path of ["/v1/chat/completions", "/v1/messages", "/v1/generateContent"]) {
+          const r = await call(auth, { model, messages: [] }, path);
+          expect(r.status, `${path} ${JSON.stringify(model)}`).to.equal(400);
+          expect((r.error as { param?: string }).param).to.equal("model");
+        }
+      }
+      // Gemini's native path carries the model in the URL.
+      for (const segment of ["x%00y", "x%0Ay", "x%E2%80%8By"]) {
+        const r = await call(auth, { contents: [] }, `/v1beta/models/${segment}:generateContent`);
+        expect(r.status, segment).to.equal(400);
+        expect(r.error.message).to.match(/^model must not contain/);
+      }
+      const long = await call(auth, { model: "m".repeat(257), messages: [] });
+      expect(long.error.message).to.equal("model must be at most 256 characters");
+      expect(h.fake.received).to.have.length(0);
+      expect((await h.events()).length).to.equal(before);
+    });
+
+    it("400 for two X-Provider-Key headers: which one counts would be a guess", async () => {
+      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${h.url}/v1/chat/completions`, {
+          method: "POST",
+          // Headers as a list, so the name can repeat (Node then adds no Host of its own).
+          headers: [
+            ["host", new URL(h.url).host],
+            ["authorization", auth.authorization as string],
+            ["x-provider-key", "sk-first"],
+            ["X-Provider-Key", "sk-second"],
+            ["content-type", "application/json"],
+          ].flat(),
+        });
+        req.on("response", (r) => {
+          let body = "";
+          r.on("data", (c) => {
+            body += c;
+          });
+          r.on("end", () => resolve({ status: r.statusCode ?? 0, body }));
+        });
+        req.on("error", reject);
+        req.end(JSON.stringify({ model: "m", messages: [] }));
+      });
+      expect(res.status, res.body).to.equal(400);
+      expect(JSON.parse(res.body).error.message).to.equal("X-Provider-Key must be sent once");
+      expect(res.body).not.to.include("sk-first");
       expect(h.fake.received).to.have.length(0);
     });
 

@@ -53,8 +53,9 @@ worker.on("failed", (job, err) => {
 worker.on("error", (err) => logger.error({ err: err.message }, "worker error"));
 
 async function refreshQueueMetrics(): Promise<void> {
-  const counts = await queue.getJobCounts("waiting", "delayed");
+  const counts = await queue.getJobCounts("waiting", "delayed", "failed");
   metrics.queueDepth.set((counts.waiting ?? 0) + (counts.delayed ?? 0));
+  metrics.deadLetters.set(counts.failed ?? 0);
   const [oldest] = await queue.getJobs(["waiting"], 0, 0, true);
   metrics.queueLag.set(oldest ? (Date.now() - oldest.timestamp) / 1000 : 0);
 }

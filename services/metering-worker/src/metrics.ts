@@ -8,6 +8,7 @@ export interface WorkerMetrics {
   callEvents: Histogram;
   queueDepth: Gauge;
   queueLag: Gauge;
+  deadLetters: Gauge;
 }
 
 export function createWorkerMetrics(defaultMetrics: boolean): WorkerMetrics {
@@ -40,6 +41,11 @@ export function createWorkerMetrics(defaultMetrics: boolean): WorkerMetrics {
     queueLag: new Gauge({
       name: "terse_usage_queue_lag_seconds",
       help: "Age of the oldest waiting job",
+      registers: [registry],
+    }),
+    deadLetters: new Gauge({
+      name: "terse_usage_dead_letter_jobs",
+      help: "Jobs in the usage queue's failed set: events set aside as unrecordable, and batches out of retries",
       registers: [registry],
     }),
   };

@@ -1,6 +1,7 @@
 import type { PlanName, Plans } from "@terse/config";
 import type { Db } from "@terse/db";
 import { type UsageEvent, usageEventSchema } from "@terse/usage-events";
+import { isDataRefused, refusalReason } from "../infra/db-errors.ts";
 
 // Exactly-once usage records (issue 4): events are inserted by event_id with
 // ON CONFLICT DO NOTHING, and only the rows that were really inserted add to the
@@ -72,11 +73,42 @@ export class UsageRecorder {
     });
     // The same event twice in one batch (a producer retry) is inserted once; its copy is a duplicate.
     const unique = [...new Map(accepted.map((v) => [v.row.event.event_id, v.row])).values()];
-    const inserted = unique.length > 0 ? await this.insert(unique) : new Set<string>();
-    for (const { row, result } of accepted) {
-      result.outcome = inserted.delete(row.event.event_id) ? "INSERTED" : "DUPLICATE";
-    }
-    return { results, accounts: await this.monthTotals(accepted.map((v) => v.row)) };
+    const { inserted, refused } = await this.insertIsolating(unique);
+    const stored = accepted.filter(({ row, result }) => {
+      const reason = refused.get(row.event.event_id);
+      if (reason !== undefined) result.reason = reason;
+      else result.outcome = inserted.delete(row.event.event_id) ? "INSERTED" : "DUPLICATE";
+      return reason === undefined;
+    });
+    return { results, accounts: await this.monthTotals(stored.map((v) => v.row)) };
+  }
+
+  /**
+   * Inserts `rows`; when Postgres refuses a value the schema let through (a data
+   * exception, which no retry can cure), finds the refused rows by halving and inserts
+   * the rest, so one bad event costs a few statements and never the other events of its
+   * batch. Every other failure (Postgres down) fails the whole call, to be retried.
+   */
+  private async insertIsolating(rows: Row[]): Promise<{ inserted: Set<string>; refused: Map<string, string> }> {
+    const inserted = new Set<string>();
+    const refused = new Map<string, string>();
+    const attempt = async (part: Row[]): Promise<void> => {
+      if (part.length === 0) return;
+      try {
+        for (const id of await this.insert(part)) inserted.add(id);
+      } catch (err) {
+        if (!isDataRefused(err)) throw err;
+        if (part.length === 1) {
+          refused.set((part[0] as Row).event.event_id, refusalReason(err));
+          return;
+        }
+        const half = Math.ceil(part.length / 2);
+        await attempt(part.slice(0, half));
+        await attempt(part.slice(half));
+      }
+    };
+    await attempt(rows);
+    return { inserted, refused };
   }
 
   private async keyOwners(keyIds: string[]): Promise<Map<string, string>> {
@@ -93,7 +125,7 @@ export class UsageRecorder {
    * what is new, then add only the rows that were really inserted (the RETURNING of the
    * INSERT) to the monthly totals, and move last_used_at forward.
    */
-  private async insert(rows: Row[]): Promise<Set<string>> {
+  private async insert(rows: Row[]): Promise<string[]> {
     const e = rows.map((r) => r.event);
     const months = rows.map((r) => r.month);
     const inserted = await this.db.$queryRaw<{ event_id: string }[]>`
@@ -136,7 +168,7 @@ export class UsageRecorder {
         WHERE k.id = t.key_id
       )
       SELECT event_id FROM ins`;
-    return new Set(inserted.map((r) => r.event_id));
+    return inserted.map((r) => r.event_id);
   }
 
   /**

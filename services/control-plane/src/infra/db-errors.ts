@@ -21,15 +21,35 @@ interface PrismaLikeError {
   meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown; code?: unknown } } };
 }
 
+function adapterCause(err: unknown) {
+  if (typeof err !== "object" || err === null) return undefined;
+  return (err as PrismaLikeError).meta?.driverAdapterError?.cause;
+}
+
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
-  const { code, meta } = err as PrismaLikeError;
+  const { code } = err as PrismaLikeError;
   if (typeof code === "string" && PRISMA_CODES.has(code)) return true;
-  const cause = meta?.driverAdapterError?.cause;
+  const cause = adapterCause(err);
   if (!cause) return false;
   return (
     (typeof cause.kind === "string" && ADAPTER_KINDS.has(cause.kind)) ||
     isUnavailableSqlState(cause.originalCode) ||
     isUnavailableSqlState(cause.code)
   );
+}
+
+/**
+ * SQLSTATE class 22, data exception (a NUL in text, a number out of range, an invalid
+ * date): Postgres refuses these values, and will refuse them on every retry.
+ */
+export function isDataRefused(err: unknown): boolean {
+  const code = adapterCause(err)?.originalCode;
+  return typeof code === "string" && code.startsWith("22");
+}
+
+/** What Postgres said about a refused value, without the value itself (it may be anyone's content). */
+export function refusalReason(err: unknown): string {
+  const code = adapterCause(err)?.originalCode;
+  return `refused by the usage store (SQLSTATE ${typeof code === "string" ? code : "unknown"})`;
 }

@@ -1,3 +1,4 @@
+import { nameFault } from "@terse/identifiers";
 import { CONTEXT_LEVELS, INTENSITIES } from "@terse/keys";
 import { z } from "zod";
 import type { KeySettings } from "../infra/key-store.ts";
@@ -12,8 +13,12 @@ export const keySettingFields = {
     .string({ error: "must be a string" })
     .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
     .refine((s) => s.trim().length > 0, "must not be empty")
-    // Names show up in lists and logs: no line breaks or other control characters.
-    .refine((s) => !/\p{Cc}/u.test(s), "must not contain control characters"),
+    // Names show up in lists and logs and must be told apart: no line breaks, no
+    // invisible or direction-changing characters (`main\u200B` beside `main`).
+    .superRefine((s, ctx) => {
+      const fault = nameFault(s);
+      if (fault) ctx.addIssue({ code: "custom", message: fault });
+    }),
   intensity: z.enum(INTENSITIES, { error: `must be one of ${INTENSITIES.join(", ")}` }),
   auto_compress_input: z.boolean({ error: "must be a boolean" }),
   smart_detect_enabled: z.boolean({ error: "must be a boolean" }),

@@ -29,7 +29,7 @@ export class Authenticator {
   /** `authorization`: every Authorization header the caller sent (see soleHeader in http/proxy.ts). */
   async admit(
     authorization: string | readonly string[] | undefined,
-    providerKey: string | undefined,
+    providerKey: string | readonly string[] | undefined,
     nowMs: number,
   ): Promise<Admitted> {
     const rawKey = bearerOf(authorization);
@@ -37,9 +37,11 @@ export class Authenticator {
     if (!isWellFormedKey(rawKey)) throw new ApiError("invalid_api_key");
     const keyHash = hashKey(rawKey);
     const nowSeconds = Math.floor(nowMs / 1000);
-    const hasProviderKey = providerKey !== undefined && providerKey !== "";
+    const hasProviderKey = typeof providerKey === "string" && providerKey !== "";
     const lookup = await this.lookup(keyHash, nowSeconds, hasProviderKey);
     if (lookup.kind === "absent") throw new ApiError("invalid_api_key");
+    // Sent twice: Node would join them ("a, b") into a key nobody sent.
+    if (Array.isArray(providerKey)) throw new ApiError("repeated_provider_key");
     if (!hasProviderKey) throw new ApiError("missing_provider_key");
     const rateLimit = { limit: lookup.limit, remaining: lookup.remaining, resetSeconds: lookup.resetSeconds };
     if (lookup.kind === "limited") {
@@ -103,14 +105,21 @@ export class Authenticator {
   }
 }
 
+/**
+ * The service key of the Authorization header(s): undefined when there is no Bearer
+ * credential at all (no header, another scheme such as Basic, a bare "Bearer": spec
+ * section 7's "no Authorization: Bearer header", 401 Missing API key), "" when a Bearer
+ * header is there but malformed or sent twice (401 Invalid API key).
+ */
 function bearerOf(header: string | readonly string[] | undefined): string | undefined {
   // Sent twice: which one counts would be a guess (a proxy in front may have read the
   // other), so neither does.
   if (typeof header !== "string") return header === undefined ? undefined : "";
-  if (!header) return undefined;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  // A malformed Authorization header is present but wrong: 401 Invalid API key.
-  return match ? match[1] : "";
+  const scheme = /^Bearer(?:[ ]+|$)/i.exec(header);
+  if (!scheme) return undefined;
+  const credential = header.slice(scheme[0].length).trimEnd();
+  if (credential === "") return undefined;
+  return /^\S+$/.test(credential) ? credential : "";
 }
 
 export function rateLimitHeaders(r: {

@@ -1,5 +1,6 @@
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
+import { nameFault } from "@terse/identifiers";
 import type { Provider } from "@terse/usage-events";
 
 // Where each proxy endpoint goes upstream and how the provider key travels
@@ -122,6 +123,9 @@ function decodePathSegment(segment: string): string | undefined {
   }
 }
 
+/** The usage record's limit; real model names are a few dozen characters. */
+const MAX_MODEL_LENGTH = 256;
+
 export function requireModel(
   route: ProviderRoute,
   body: Record<string, unknown>,
@@ -131,10 +135,15 @@ export function requireModel(
   if (model === undefined || model.trim() === "") {
     throw new ApiError("invalid_request", { message: "model is required (a non-empty string)", param: "model" });
   }
-  // A lone surrogate (JSON's "\ud800") names no model, and cannot be URL-encoded for
-  // Gemini's path: encodeURIComponent throws, which was a 500.
-  if (/\p{Cs}/u.test(model)) {
-    throw new ApiError("invalid_request", { message: "model is not valid Unicode", param: "model" });
+  // The model name is stored with the call's usage: a NUL there once failed a whole batch
+  // of other accounts' events. A lone surrogate also cannot be URL-encoded for Gemini's path.
+  const fault = nameFault(model);
+  if (fault) throw new ApiError("invalid_request", { message: `model ${fault}`, param: "model" });
+  if (model.length > MAX_MODEL_LENGTH) {
+    throw new ApiError("invalid_request", {
+      message: `model must be at most ${MAX_MODEL_LENGTH} characters`,
+      param: "model",
+    });
   }
   return model;
 }

@@ -251,7 +251,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       key_id: ex.admitted.key.key_id,
       account_id: ex.admitted.key.account_id,
       provider: ex.resolved.route.provider,
-      model: ex.model.slice(0, 256),
+      model: ex.model,
       status,
       streamed: ex.upstream.streamed,
       input_tokens: input,
@@ -283,8 +283,12 @@ export function createProxyHandler(deps: ProxyDeps) {
     const startedAt = Date.now();
     let admitted: Admitted | undefined;
     try {
-      const providerKey = headerValue(req.headers["x-provider-key"]);
-      admitted = await deps.authenticator.admit(soleHeader(req, "authorization"), providerKey, startedAt);
+      admitted = await deps.authenticator.admit(
+        soleHeader(req, "authorization"),
+        soleHeader(req, "x-provider-key"),
+        startedAt,
+      );
+      const providerKey = req.headers["x-provider-key"] as string;
       const authMs = msSince(start);
       metrics.authLookups.inc({ result: "hit" });
       const { body } = await readJsonObject(req, config.MAX_BODY_BYTES);
@@ -295,7 +299,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       const upstream = resolved.route.upstream(
         resolved.base,
         compression.body as Record<string, unknown>,
-        providerKey ?? "",
+        providerKey,
         model,
         queryOf(req.url),
         stream,
@@ -307,7 +311,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         admitted,
         resolved,
         model,
-        providerKey: providerKey ?? "",
+        providerKey,
         upstream,
         payload: Buffer.from(JSON.stringify(upstream.body)),
         compression,
@@ -398,10 +402,6 @@ function safeParse(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
 }
 
 /**
