@@ -11,6 +11,7 @@ export interface BadInput {
   body?: unknown;
   raw?: string;
   contentType?: string;
+  contentEncoding?: string;
   status: number;
   param?: string;
   message?: string | RegExp;
@@ -31,6 +32,21 @@ export const NOT_JSON: BadInput[] = [
   },
   { name: "a form body", raw: "name=x", contentType: "application/x-www-form-urlencoded", status: 415 },
   { name: "an oversized body", raw: JSON.stringify({ name: "x".repeat(40_000) }), status: 413 },
+  // A plain body that claims an encoding: the decoder fails on it (was a 500, before login).
+  ...["gzip", "deflate", "br"].map((coding) => ({
+    name: `a plain body sent as Content-Encoding: ${coding}`,
+    raw: '{"name":"x"}',
+    contentEncoding: coding,
+    status: 400,
+    message: `Request body is not valid ${coding} data`,
+  })),
+  {
+    name: "an unknown content encoding",
+    raw: '{"name":"x"}',
+    contentEncoding: "zstd-ish",
+    status: 415,
+    message: "Unsupported content encoding",
+  },
 ];
 
 export const UNKNOWN_FIELD: BadInput = {
@@ -110,7 +126,10 @@ export function itRejectsBadInput(
       const res = await api<ErrorBody>(h, method, path, {
         ...(token ? { token } : {}),
         raw,
-        headers: { "content-type": c.contentType ?? "application/json" },
+        headers: {
+          "content-type": c.contentType ?? "application/json",
+          ...(c.contentEncoding ? { "content-encoding": c.contentEncoding } : {}),
+        },
       });
       expect(res.status, JSON.stringify(res.body)).to.equal(c.status);
       expect(res.body.error.type).to.equal("invalid_request_error");

@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { expect } from "chai";
 import jwt from "jsonwebtoken";
 import { itRejectsBadInput, NOT_JSON } from "./bad-input.ts";
@@ -51,6 +52,19 @@ describe("POST /v1/auth/login", () => {
       expect(Number(claims.exp) - Number(claims.iat)).to.equal(3600);
       const keys = await api(h, "GET", "/v1/auth/keys", { token: res.body.access_token });
       expect(keys.status).to.equal(200);
+    });
+
+    it("reads a body the client really compressed (gzip, deflate, br)", async () => {
+      const json = JSON.stringify({ email: account.email, password: TEST_PASSWORD });
+      const codings = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+      for (const [coding, encode] of Object.entries(codings)) {
+        const res = await fetch(`${h.url}/v1/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-encoding": coding, "x-forwarded-for": freshIp() },
+          body: encode(json),
+        });
+        expect(res.status, coding).to.equal(200);
+      }
     });
 
     it("matches the email case-insensitively", async () => {

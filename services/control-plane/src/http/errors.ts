@@ -16,7 +16,19 @@ const BODY_ERRORS: Record<string, () => ApiError> = {
     new ApiError("invalid_request", { message: "Request size did not match Content-Length" }),
 };
 
-function toApiError(err: unknown): ApiError | null {
+/**
+ * A body-parser error with a client status but no type of its own: its decoder (zlib)
+ * failed on a body that is not what its Content-Encoding says. Still the caller's fault.
+ */
+function undecodableBody(err: unknown, req: Request): ApiError | null {
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status !== "number" || status < 400 || status > 499) return null;
+  const coding = req.headers["content-encoding"];
+  const message = coding ? `Request body is not valid ${coding} data` : "Malformed request body";
+  return new ApiError("invalid_request", { message });
+}
+
+function toApiError(err: unknown, req: Request): ApiError | null {
   if (err instanceof ApiError) return err;
   // The router could not percent-decode a path parameter (`/v1/auth/keys/%zz`): an id
   // that resolves to nothing, like any malformed id (DESIGN.md section 7).
@@ -25,11 +37,11 @@ function toApiError(err: unknown): ApiError | null {
   if (isDatabaseUnavailable(err)) return new ApiError("service_unavailable", { cause: err });
   const type = (err as { type?: unknown } | null)?.type;
   if (typeof type === "string") return BODY_ERRORS[type]?.() ?? null;
-  return null;
+  return undecodableBody(err, req);
 }
 
 export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
-  const apiError = toApiError(err) ?? new ApiError("internal_error");
+  const apiError = toApiError(err, req) ?? new ApiError("internal_error");
   if (apiError.status >= 500) req.log?.error({ err }, apiError.message);
   if (res.headersSent) {
     res.destroy();

@@ -1,5 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
+import { promisify } from "node:util";
+import { brotliDecompress, gunzip, inflate, type ZlibOptions } from "node:zlib";
 import { ApiError } from "@terse/errors";
 
 /**
@@ -31,7 +33,9 @@ export async function readJsonObject(
   if (!/^application\/json\b/i.test(type)) throw new ApiError("unsupported_media_type");
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > maxBytes) throw new ApiError("payload_too_large");
-  const { bytes, size } = await readBytes(req, maxBytes);
+  const read = await readBytes(req, maxBytes);
+  const bytes = await decodeContent(read.bytes, req.headers["content-encoding"], maxBytes);
+  const size = read.size;
   if (!isUtf8(bytes)) throw new ApiError("invalid_request", { message: "Request body is not valid UTF-8" });
   let parsed: unknown;
   try {
@@ -48,6 +52,42 @@ export async function readJsonObject(
     });
   }
   return { body: parsed as Record<string, unknown>, bytes: size };
+}
+
+type Decoder = (buf: Buffer, options: ZlibOptions) => Promise<Buffer>;
+
+/** The content codings a client may send (RFC 9110 8.4.1), decoded off the event loop's thread. */
+const DECODERS: Record<string, Decoder> = {
+  gzip: promisify(gunzip) as Decoder,
+  "x-gzip": promisify(gunzip) as Decoder,
+  deflate: promisify(inflate) as Decoder,
+  br: promisify(brotliDecompress) as Decoder,
+};
+
+/**
+ * The body as the client meant it: codings undone in the reverse of the order listed.
+ * The body forwarded is a new, plain one (its Content-Encoding is never passed on), so
+ * an unknown coding is 415 and a body that is not what its header says is 400. The
+ * decoded size is bounded too: a small gzip can inflate to gigabytes.
+ */
+async function decodeContent(bytes: Buffer, header: string | undefined, maxBytes: number): Promise<Buffer> {
+  if (header === undefined) return bytes;
+  const codings = header
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "" && c !== "identity");
+  let out = bytes;
+  for (const coding of codings.reverse()) {
+    const decode = DECODERS[coding];
+    if (!decode) throw new ApiError("unsupported_media_type", { message: "Unsupported content encoding" });
+    try {
+      out = await decode(out, { maxOutputLength: maxBytes });
+    } catch (err) {
+      if (err instanceof RangeError) throw new ApiError("payload_too_large");
+      throw new ApiError("invalid_request", { message: `Request body is not valid ${coding} data` });
+    }
+  }
+  return out;
 }
 
 /**

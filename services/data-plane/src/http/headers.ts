@@ -18,9 +18,10 @@ const TERSE_CREDENTIALS = new Set(["authorization", "x-provider-key", "x-api-key
 
 /**
  * Ours to answer, not the upstream's: the proxy read the whole body already (Node sent
- * the 100 Continue), and the body forwarded is a new one of a known length.
+ * the 100 Continue), and the body forwarded is a new one, plain (any coding the caller
+ * used was undone) and of a known length.
  */
-const ANSWERED_HERE = new Set(["expect", "content-length"]);
+const ANSWERED_HERE = new Set(["expect", "content-length", "content-encoding"]);
 
 /**
  * The headers the upstream receives: the caller's, less hop-by-hop ones (and those its
