@@ -1,3 +1,7 @@
+export { countTokensOf, MODELS } from "./catalogue.ts";
+export { exampleOf, offeredTools, type Reply, type ScriptedToolCall, scriptedCallId, toolResultIn } from "./reply.ts";
+export { responsesJsonBody, responsesSseEvents } from "./responses-wire.ts";
+export { type Endpoint, type Provider, type Route, routeOf } from "./routes.ts";
 export {
   type Cut,
   FAULT_HEADER,
@@ -6,5 +10,6 @@ export {
   type FakeStats,
   type ReceivedRequest,
   startFakeProvider,
+  type UnroutedRequest,
 } from "./server.ts";
-export { errorBody, jsonBody, type Provider, sseEvents, type Usage } from "./wire.ts";
+export { errorBody, jsonBody, sseEvents, type Usage } from "./wire.ts";

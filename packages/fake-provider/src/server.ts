@@ -1,15 +1,29 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { errorBody, jsonBody, type Provider, sseEvents, type Usage } from "./wire.ts";
+import { modelList, tokenCountBody } from "./catalogue.ts";
+import { replyTo, type ScriptedToolCall } from "./reply.ts";
+import { responsesJsonBody, responsesSseEvents } from "./responses-wire.ts";
+import { type Endpoint, isGeneration, keyOf, type Provider, routeOf } from "./routes.ts";
+import { errorBody, jsonBody, sseEvents, type Usage } from "./wire.ts";
 
 /** What the fake upstream received, for assertions. */
 export interface ReceivedRequest {
   provider: Provider;
+  endpoint: Endpoint;
   method: string;
   /** Path and query as received (the Gemini key is in the query). */
   url: string;
+  path: string;
+  query: Record<string, string>;
   headers: IncomingMessage["headers"];
+  /** `{}` for a request with no body (the model lists). */
   body: Record<string, unknown>;
+}
+
+/** A request to a path the fake does not serve (answered 404): what a client called that no provider has. */
+export interface UnroutedRequest {
+  method: string;
+  url: string;
 }
 
 export interface FakeBehaviour {
@@ -23,6 +37,8 @@ export interface FakeBehaviour {
   hang: boolean;
   /** Cut the response after this many SSE events, or halfway through a JSON body. */
   cut: Cut | null;
+  /** An agent exchange: a tool call first, then `answer` once its result comes back (see ScriptedToolCall). */
+  toolCall: ScriptedToolCall | null;
 }
 
 /**
@@ -70,6 +86,7 @@ const DEFAULTS: FakeBehaviour = {
   chunkDelayMs: 0,
   hang: false,
   cut: null,
+  toolCall: null,
 };
 
 export interface FakeProvider {
@@ -77,6 +94,8 @@ export interface FakeProvider {
   server: Server;
   /** Every request, unless started with `record: false` (long runs). */
   received: ReceivedRequest[];
+  /** Requests to paths no provider serves, answered 404 (recorded unless `record: false`). */
+  unrouted: UnroutedRequest[];
   stats: FakeStats;
   behaviour: FakeBehaviour;
   /** Resolves when a response the fake was writing got closed by the other side. */
@@ -86,35 +105,22 @@ export interface FakeProvider {
   close(): Promise<void>;
 }
 
-function providerOf(url: string): Provider | null {
-  if (url.startsWith("/v1/chat/completions")) return "openai";
-  if (url.startsWith("/v1/messages")) return "anthropic";
-  if (/^\/v1beta\/models\/[^/]+:(stream)?generateContent/i.test(url)) return "gemini";
-  return null;
-}
-
-function keyOf(provider: Provider, req: IncomingMessage): string | undefined {
-  if (provider === "openai") return req.headers.authorization?.replace(/^Bearer /, "");
-  if (provider === "anthropic") return req.headers["x-api-key"] as string | undefined;
-  return new URL(req.url ?? "/", "http://x").searchParams.get("key") ?? undefined;
-}
-
-function wantsStream(provider: Provider, url: string, body: Record<string, unknown>): boolean {
-  return provider === "gemini" ? url.includes(":streamGenerateContent") : body.stream === true;
-}
-
 /**
  * A fake upstream for all three providers on one port, answering in their exact wire
- * formats (JSON and SSE with usage) and recording every request it receives.
+ * formats (JSON and SSE with usage) and recording every request it receives: OpenAI's
+ * chat completions and Responses API, Anthropic's messages and count_tokens, Gemini's
+ * generateContent, streamGenerateContent and countTokens, and the model lists.
  */
 export async function startFakeProvider(options: { record?: boolean } = {}): Promise<FakeProvider> {
   const record = options.record ?? true;
   const received: ReceivedRequest[] = [];
+  const unrouted: UnroutedRequest[] = [];
   let markAborted: () => void = () => undefined;
   const fake: FakeProvider = {
     url: "",
     server: createServer((req, res) => void handle(req, res)),
     received,
+    unrouted,
     stats: { requests: 0, closedByPeer: 0, cuts: 0 },
     behaviour: { ...DEFAULTS },
     aborted: new Promise<void>((r) => {
@@ -126,6 +132,7 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     reset() {
       fake.behaviour = { ...DEFAULTS, usage: { ...DEFAULTS.usage } };
       received.length = 0;
+      unrouted.length = 0;
       fake.stats = { requests: 0, closedByPeer: 0, cuts: 0 };
       fake.aborted = new Promise<void>((r) => {
         markAborted = r;
@@ -142,14 +149,35 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     let raw = "";
     for await (const chunk of req) raw += chunk;
     const url = req.url ?? "/";
-    const provider = providerOf(url);
-    if (!provider) {
+    const parsed = new URL(url, "http://fake");
+    const route = routeOf(req.method ?? "", parsed.pathname, req.headers);
+    if (!route) {
+      if (record) unrouted.push({ method: req.method ?? "", url });
       res.writeHead(404).end();
       return;
     }
-    const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+    const body = parseBody(raw);
+    if (body === null) {
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: "not JSON" } }));
+      return;
+    }
+    const { provider, endpoint } = route;
     fake.stats.requests++;
-    if (record) received.push({ provider, method: req.method ?? "", url, headers: req.headers, body });
+    if (record) {
+      const query = Object.fromEntries(parsed.searchParams);
+      received.push({
+        provider,
+        endpoint,
+        method: req.method ?? "",
+        url,
+        path: parsed.pathname,
+        query,
+        headers: req.headers,
+        body,
+      });
+    }
     const b = { ...fake.behaviour, ...faultOf(req) };
     let cutting = false;
     /**
@@ -163,6 +191,13 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
       if (how === "stall") return;
       setTimeout(() => (how === "reset" ? res.socket?.resetAndDestroy() : res.socket?.end()), CUT_AFTER_WRITE_MS);
     };
+    const sendJson = (value: unknown) => {
+      const json = JSON.stringify(value);
+      res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_fake" });
+      if (b.cut === null) return void res.end(json);
+      res.write(json.slice(0, json.length >> 1));
+      cut(b.cut.how);
+    };
     res.on("close", () => {
       if (res.writableFinished || cutting) return;
       fake.stats.closedByPeer++;
@@ -172,26 +207,28 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     if (b.status >= 400) {
       res
         .writeHead(b.status, { "content-type": "application/json" })
-        .end(JSON.stringify(errorBody(provider, b.status, keyOf(provider, req))));
+        .end(JSON.stringify(errorBody(provider, b.status, keyOf(provider, req.headers, parsed.searchParams))));
       return;
     }
-    const model = String(body.model ?? url.match(/models\/([^:]+)/)?.[1] ?? "fake-model");
-    if (!wantsStream(provider, url, body)) {
-      const json = JSON.stringify(jsonBody(provider, model, b.text, b.usage));
-      res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_fake" });
-      if (b.cut === null) return void res.end(json);
-      res.write(json.slice(0, json.length >> 1));
-      return cut(b.cut.how);
+    if (endpoint === "models") return sendJson(modelList(provider));
+    if (!isGeneration(endpoint)) return sendJson(tokenCountBody(provider, body));
+    const model = String(body.model ?? route.pathModel ?? "fake-model");
+    const reply = replyTo(endpoint, body, b.text, b.toolCall);
+    const responses = endpoint === "responses";
+    if (!wantsStream(endpoint, body)) {
+      return sendJson(responses ? responsesJsonBody(model, reply, b.usage) : jsonBody(provider, model, reply, b.usage));
     }
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-    const pieces = b.text.split(/(?<= )/);
+    const events = responses
+      ? responsesSseEvents(model, reply, b.usage)
+      : sseEvents(provider, model, reply, b.usage, includeUsage);
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
       "x-request-id": "req_fake",
     });
     let sent = 0;
-    for (const event of sseEvents(provider, model, pieces, b.usage, includeUsage)) {
+    for (const event of events) {
       if (res.destroyed) return;
       if (sent++ === b.cut?.afterEvents) return cut(b.cut.how);
       res.write(event);
@@ -203,4 +240,19 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
   await new Promise<void>((resolve) => fake.server.listen(0, "127.0.0.1", () => resolve()));
   fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
   return fake;
+}
+
+function parseBody(raw: string): Record<string, unknown> | null {
+  if (!raw) return {};
+  try {
+    return JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+/** Gemini says so in its path; the others with `stream: true` in the body. */
+function wantsStream(endpoint: Endpoint, body: Record<string, unknown>): boolean {
+  if (endpoint === "streamGenerateContent") return true;
+  return endpoint !== "generateContent" && body.stream === true;
 }

@@ -27,18 +27,20 @@ export interface RigOptions {
    * otherwise a scratch database on the shared server.
    */
   ownPostgres?: boolean;
+  /** Keep every request the fake upstream receives (default false: load runs send tens of thousands). */
+  recordUpstream?: boolean;
 }
 
 /**
  * A Redis of its own (the test may kill or flush it), a database, the fake upstream
- * (recording counts only: runs send tens of thousands of calls), and the three
- * services as processes on them.
+ * (recording counts only unless `recordUpstream`), and the three services as
+ * processes on them.
  */
 export async function startRig(label: string, options: RigOptions = {}): Promise<Rig> {
   const [database, redis, fake] = await Promise.all([
     options.ownPostgres ? startPostgresServer() : createTestDatabase(label),
     startRedisServer(),
-    startFakeProvider({ record: false }),
+    startFakeProvider({ record: options.recordUpstream ?? false }),
   ]);
   const postgres = options.ownPostgres ? (database as PostgresServer) : undefined;
   const removeDatabase = () => (postgres ? postgres.destroy() : (database as TestDatabase).drop());
