@@ -11,6 +11,7 @@ import { type Admitted, type Authenticator, rateLimitHeaders } from "../domain/a
 import { type ResolvedRoute, requireModel, type UpstreamRequest } from "../domain/providers.ts";
 import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
+import { UsageChunkFilter } from "../domain/usage-chunk-filter.ts";
 import { SseSplitter, UsageTap } from "../domain/usage-tap.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { CallerGone, readJsonObject } from "./body.ts";
@@ -172,19 +173,16 @@ export function createProxyHandler(deps: ProxyDeps) {
   }
 
   function relaySse(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
-    const strip = ex.upstream.stripUsageChunk;
-    const splitter = new SseSplitter((raw, data) => {
-      ex.tap.observe(data);
-      // The usage-only chunk exists because the proxy asked for it: the caller did not.
-      if (strip && !isUsageOnlyChunk(data)) writeChunk(res, proxyRes, raw);
-    });
+    const filter = ex.upstream.stripUsageChunk ? new UsageChunkFilter() : undefined;
+    const tap = new SseSplitter((_raw, data) => ex.tap.observe(data));
     proxyRes.setEncoding("utf8");
     proxyRes.on("data", (chunk: string) => {
-      if (!strip) writeChunk(res, proxyRes, chunk);
-      splitter.push(chunk);
+      writeChunk(res, proxyRes, filter ? filter.push(chunk) : chunk);
+      tap.push(chunk);
     });
     proxyRes.on("end", () => {
-      splitter.flush();
+      tap.flush();
+      if (filter) writeChunk(res, proxyRes, filter.flush());
       res.end();
       finish(ex, 200);
     });
@@ -267,7 +265,7 @@ export function createProxyHandler(deps: ProxyDeps) {
 
   function onProxyError(ex: Exchange, res: ServerResponse): void {
     if (res.headersSent) {
-      res.destroy();
+      cutShort(res);
       finish(ex, ex.proxyRes?.statusCode ?? 502);
       return;
     }
@@ -322,8 +320,9 @@ export function createProxyHandler(deps: ProxyDeps) {
       };
       (req as CarriesExchange)[EXCHANGE] = ex;
       res.once("close", () => {
-        // The caller hung up: stop paying for tokens nobody reads. Still metered.
-        if (res.writableFinished) return;
+        // The caller hung up: stop paying for tokens nobody reads. Still metered. (A
+        // response the proxy finished or cut short itself closes too: no abort of theirs.)
+        if (res.writableFinished || ex.finished) return;
         ex.proxyReq?.destroy();
         ex.proxyRes?.destroy();
         metrics.clientAborts.inc();
@@ -382,18 +381,23 @@ function serverTiming(ex: Exchange): string {
   return parts.join(", ");
 }
 
+/**
+ * Ends a response its upstream cut short: what was already written still reaches the
+ * caller (destroying the socket at once would drop writes not yet flushed), then the
+ * connection closes with the body unfinished, so the caller cannot take it for whole.
+ */
+function cutShort(res: ServerResponse): void {
+  const socket = res.socket;
+  if (socket && !socket.destroyed) socket.destroySoon();
+  else res.destroy();
+}
+
 function writeChunk(res: ServerResponse, source: IncomingMessage, chunk: string | Buffer): void {
-  if (res.destroyed) return;
+  if (res.destroyed || chunk.length === 0) return;
   if (!res.write(chunk)) {
     source.pause();
     res.once("drain", () => source.resume());
   }
-}
-
-function isUsageOnlyChunk(data: unknown): boolean {
-  if (typeof data !== "object" || data === null) return false;
-  const d = data as { choices?: unknown[]; usage?: unknown };
-  return Array.isArray(d.choices) && d.choices.length === 0 && d.usage != null;
 }
 
 function safeParse(text: string): unknown {
