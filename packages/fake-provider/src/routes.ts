@@ -23,19 +23,27 @@ export interface Route {
   pathModel?: string;
 }
 
-const GEMINI_METHOD = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
+/** Gemini serves both API versions: Gemini CLI calls v1beta, @google/genai 3 calls v1. */
+const GEMINI_METHOD = /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
 
 /**
  * Which provider endpoint a request is for, by method and path (the query is left
- * out: Claude Code calls `/v1/messages?beta=true`). OpenAI and Anthropic share
- * `GET /v1/models`; the `anthropic-version` header tells them apart, as terse does.
+ * out: Claude Code calls `/v1/messages?beta=true`). All three share `GET /v1/models`:
+ * the `anthropic-version` header marks Anthropic's callers, a Gemini key (header or
+ * query) Gemini's, and the rest are OpenAI's.
  */
-export function routeOf(method: string, path: string, headers: IncomingHttpHeaders): Route | null {
+export function routeOf(
+  method: string,
+  path: string,
+  headers: IncomingHttpHeaders,
+  query: URLSearchParams,
+): Route | null {
   if (method === "GET") {
-    if (path === "/v1/models")
-      return { provider: headers["anthropic-version"] ? "anthropic" : "openai", endpoint: "models" };
     if (path === "/v1beta/models") return { provider: "gemini", endpoint: "models" };
-    return null;
+    if (path !== "/v1/models") return null;
+    if (headers["anthropic-version"]) return { provider: "anthropic", endpoint: "models" };
+    if (headers["x-goog-api-key"] || query.has("key")) return { provider: "gemini", endpoint: "models" };
+    return { provider: "openai", endpoint: "models" };
   }
   if (method !== "POST") return null;
   if (path === "/v1/chat/completions") return { provider: "openai", endpoint: "chat.completions" };

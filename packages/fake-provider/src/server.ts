@@ -150,7 +150,7 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     for await (const chunk of req) raw += chunk;
     const url = req.url ?? "/";
     const parsed = new URL(url, "http://fake");
-    const route = routeOf(req.method ?? "", parsed.pathname, req.headers);
+    const route = routeOf(req.method ?? "", parsed.pathname, req.headers, parsed.searchParams);
     if (!route) {
       if (record) unrouted.push({ method: req.method ?? "", url });
       res.writeHead(404).end();

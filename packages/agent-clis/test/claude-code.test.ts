@@ -1,0 +1,78 @@
+import type { ScriptedToolCall } from "@terse/fake-provider";
+import { expect } from "chai";
+import {
+  type AgentRig,
+  expectCredentialsSwapped,
+  expectToolRoundTrip,
+  expectUsageRecorded,
+  makeWorkspace,
+  modelCalls,
+  runCli,
+  startAgentRig,
+  TEST_TIMEOUT_MS,
+  type Workspace,
+} from "./harness.ts";
+
+// Claude Code 2.1 (`claude -p`) through terse, set up as docs/agents.md tells a user to:
+// the service key as ANTHROPIC_AUTH_TOKEN (sent as Authorization: Bearer), the provider
+// key in ANTHROPIC_CUSTOM_HEADERS. It runs its native binary through the package's own
+// wrapper (pnpm does not run the postinstall that would copy the binary into place).
+
+const PROVIDER_KEY = "sk-ant-agent-provider-0123456789abcdef";
+
+describe("Claude Code through terse", function () {
+  this.timeout(TEST_TIMEOUT_MS);
+
+  let agent: AgentRig;
+  let ws: Workspace;
+
+  before(async () => {
+    [agent, ws] = await Promise.all([startAgentRig("agent_claude"), makeWorkspace()]);
+  });
+
+  after(async () => {
+    await agent?.close();
+    await ws?.remove();
+  });
+
+  it("reads a file with its Read tool and answers from it, every call compressed, keyed and metered", async () => {
+    const answer = `The code word is ${ws.marker}.`;
+    const script: ScriptedToolCall = { name: "Read", arguments: { file_path: ws.notes }, answer };
+    agent.rig.fake.set({ toolCall: script });
+
+    const run = await runCli(
+      "@anthropic-ai/claude-code/cli-wrapper.cjs",
+      ["-p", "What is the code word in notes.txt?", "--output-format", "json", "--model", "claude-sonnet-4-5"],
+      {
+        ANTHROPIC_BASE_URL: agent.rig.system.dataPlaneUrl,
+        ANTHROPIC_AUTH_TOKEN: agent.serviceKey,
+        ANTHROPIC_CUSTOM_HEADERS: `X-Provider-Key: ${PROVIDER_KEY}`,
+        HOME: ws.home,
+        CLAUDE_CONFIG_DIR: `${ws.home}/.claude`,
+        // No network here: nothing but the model calls may leave.
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_AUTOUPDATER: "1",
+        DISABLE_TELEMETRY: "1",
+        DISABLE_ERROR_REPORTING: "1",
+      },
+      ws.dir,
+    );
+
+    expect(run.exit, run.output).to.equal(0);
+    const result = JSON.parse(run.stdout) as { is_error: boolean; result: string };
+    expect(result.is_error, run.output).to.equal(false);
+    expect(result.result).to.equal(answer);
+
+    const received = agent.rig.fake.received;
+    expect(agent.rig.fake.unrouted).to.deep.equal([]);
+    expectCredentialsSwapped(received, agent.serviceKey, PROVIDER_KEY);
+    expectToolRoundTrip(received, script, ws.marker);
+    for (const call of modelCalls(received)) {
+      // Claude Code's beta flags and its `?beta=true` reach the provider unchanged.
+      expect(call.path).to.equal("/v1/messages");
+      expect(call.query).to.deep.equal({ beta: "true" });
+      expect(call.headers["anthropic-beta"]).to.include("claude-code-20250219");
+    }
+    await expectUsageRecorded(agent, received);
+  });
+});

@@ -1,0 +1,181 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Intensity, instructionFor } from "@terse/compression";
+import { type Endpoint, type ReceivedRequest, type ScriptedToolCall, toolResultIn } from "@terse/fake-provider";
+import { type Rig, startRig } from "@terse/reliability";
+import { REPO_ROOT, startProcess, waitFor } from "@terse/testkit";
+import { expect } from "chai";
+
+// A real coding-agent CLI run through terse: the whole system as production runs it
+// (three processes, Postgres, Redis) in front of the fake provider, which scripts one
+// tool call and then a final answer. Each CLI gets a home, a config and a workspace of
+// its own in a temp dir, and only the environment its test gives it.
+
+/** Where the pinned CLIs are installed (packages/agent-clis/package.json). */
+export const CLI_MODULES = join(REPO_ROOT, "packages/agent-clis/node_modules");
+
+/** The fake's usage for every model call (its default): what each usage event must carry. */
+export const TOKENS_PER_CALL = { input: 11, output: 7 };
+
+/** Longer than any CLI run is allowed (AGENT_RUN_MS), so a hung CLI fails as a timeout with its output. */
+export const TEST_TIMEOUT_MS = 240_000;
+const AGENT_RUN_MS = 150_000;
+
+export interface AgentRig {
+  rig: Rig;
+  serviceKey: string;
+  keyId: string;
+  close(): Promise<void>;
+}
+
+export async function startAgentRig(label: string): Promise<AgentRig> {
+  // The fake is the rig's own, recording every request (startRig's default is counts only).
+  const rig = await startRig(label, { recordUpstream: true });
+  try {
+    const account = await rig.system.createAccount(`${label}@example.com`);
+    const key = await rig.system.createKey(account, label);
+    return { rig, serviceKey: key.raw_key, keyId: key.id, close: () => rig.close() };
+  } catch (err) {
+    await rig.close();
+    throw err;
+  }
+}
+
+/** A project directory holding one file the agent must read, and a home for the CLI's config. */
+export interface Workspace {
+  dir: string;
+  home: string;
+  notes: string;
+  /** The file's unique content: proof that the tool really ran and its result came back. */
+  marker: string;
+  remove(): Promise<void>;
+}
+
+export async function makeWorkspace(): Promise<Workspace> {
+  const root = await mkdtemp(join(tmpdir(), "terse-agent-"));
+  const dir = join(root, "project");
+  const home = join(root, "home");
+  await Promise.all([mkdir(dir), mkdir(home)]);
+  const marker = `PELICAN-${process.pid}-${Date.now()}`;
+  const notes = join(dir, "notes.txt");
+  await writeFile(notes, `The code word is ${marker}.\n`);
+  return { dir, home, notes, marker, remove: () => rm(root, { recursive: true, force: true }) };
+}
+
+export interface AgentRun {
+  exit: number | string;
+  /** What it printed on stdout alone (its answer). */
+  stdout: string;
+  /** stdout and stderr as they came, for failure messages. */
+  output: string;
+}
+
+/**
+ * Runs a CLI's JavaScript entry point with exactly `env` (plus PATH), in `cwd`. Its
+ * process group is killed if it outlives AGENT_RUN_MS (an agent that retries a failing
+ * endpoint can take minutes), and the run resolves with what it printed.
+ */
+export async function runCli(
+  entry: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<AgentRun> {
+  const proc = startProcess(process.execPath, [join(CLI_MODULES, entry), ...args], env, { cwd });
+  let stdout = "";
+  proc.child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  const timer = setTimeout(() => void proc.stop("SIGKILL"), AGENT_RUN_MS);
+  try {
+    const exit = await proc.exited;
+    return { exit, stdout, output: proc.output() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const MODEL_CALLS: ReadonlySet<Endpoint> = new Set([
+  "chat.completions",
+  "responses",
+  "messages",
+  "generateContent",
+  "streamGenerateContent",
+]);
+
+/** The requests terse forwarded that were model calls (metered), as opposed to counts and model lists. */
+export function modelCalls(received: readonly ReceivedRequest[]): ReceivedRequest[] {
+  return received.filter((r) => MODEL_CALLS.has(r.endpoint));
+}
+
+/** Where the provider key must arrive upstream, per provider. */
+function providerKeyOf(request: ReceivedRequest): string | undefined {
+  if (request.provider === "anthropic") return request.headers["x-api-key"] as string | undefined;
+  if (request.provider === "openai") return request.headers.authorization?.replace(/^Bearer /, "");
+  return request.query.key;
+}
+
+/** No request upstream carries the service key anywhere; each carries the provider key where its provider wants it. */
+export function expectCredentialsSwapped(
+  received: readonly ReceivedRequest[],
+  serviceKey: string,
+  providerKey: string,
+): void {
+  expect(received).not.to.be.empty;
+  for (const request of received) {
+    expect(JSON.stringify([request.url, request.headers]), request.url).not.to.include(serviceKey);
+    expect(JSON.stringify(request.body), request.url).not.to.include(serviceKey);
+    expect(request.headers, request.url).not.to.have.property("x-provider-key");
+    expect(providerKeyOf(request), request.url).to.equal(providerKey);
+  }
+}
+
+const LEVELS: readonly Intensity[] = ["lite", "full", "ultra"];
+
+/** True when the body carries terse's response-compression instruction (at whichever level smart detection chose). */
+export function carriesInstruction(request: ReceivedRequest): boolean {
+  const body = JSON.stringify(request.body);
+  return LEVELS.some((level) => body.includes(JSON.stringify(instructionFor(level)).slice(1, -1)));
+}
+
+/**
+ * The exchange the fake scripted happened: a model call offering the tool got the
+ * call, a later one carried its result (the file's marker in it), both with the
+ * compression instruction.
+ */
+export function expectToolRoundTrip(
+  received: readonly ReceivedRequest[],
+  script: ScriptedToolCall,
+  marker: string,
+): void {
+  const calls = modelCalls(received);
+  const withResult = calls.filter((r) => toolResultIn(r.endpoint, r.body, script) !== undefined);
+  expect(withResult, "a request carrying the tool's result").not.to.be.empty;
+  const result = toolResultIn(withResult[0]!.endpoint, withResult[0]!.body, script);
+  expect(JSON.stringify(result)).to.include(marker);
+  const first = calls.indexOf(withResult[0]!);
+  const asked = calls.slice(0, first).filter((r) => toolResultIn(r.endpoint, r.body, script) === undefined);
+  expect(asked, "a request before it, answered with the tool call").not.to.be.empty;
+  expect(carriesInstruction(asked[asked.length - 1]!), "compression instruction in the first agent turn").to.equal(
+    true,
+  );
+  expect(carriesInstruction(withResult[0]!), "compression instruction in the turn with the result").to.equal(true);
+}
+
+/** One usage event per model call that reached the fake, each with the fake's usage, recorded in Postgres. */
+export async function expectUsageRecorded(agent: AgentRig, received: readonly ReceivedRequest[]): Promise<void> {
+  const calls = modelCalls(received).length;
+  const perCall = TOKENS_PER_CALL.input + TOKENS_PER_CALL.output;
+  const recorded = await waitFor(
+    async () => {
+      const r = await agent.rig.system.recorded([agent.keyId]);
+      return r.events >= calls && r;
+    },
+    { timeoutMs: 30_000, what: `${calls} usage events` },
+  );
+  expect(recorded.events).to.equal(calls);
+  expect(recorded.byStatus).to.deep.equal({ 200: calls });
+  expect(recorded.estimated).to.equal(0);
+  expect(recorded.tokens).to.equal(calls * perCall);
+}
