@@ -43,8 +43,4 @@ export const bool = (fallback: boolean) =>
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 /** `host:port`, as gRPC wants it. */
-export const hostPort = (fallback: string) =>
-  z
-    .string()
-    .regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, "expected host:port")
-    .default(fallback);
+export const hostPort = () => z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, "expected host:port");

@@ -24,6 +24,36 @@ const httpShutdown = {
   SHUTDOWN_GRACE_MS: positiveInt(25_000),
 };
 
+/**
+ * The interface the services listen on. 127.0.0.1 (this machine only) unless set: a
+ * container sets 0.0.0.0 (docker-compose.yml, deploy/k8s), or its port is unreachable.
+ * Not `HOST`: shells and CI runners often export that as the machine's name.
+ */
+const bind = {
+  BIND_HOST: z.string().min(1).default("127.0.0.1"),
+};
+
+/**
+ * Node's HTTP server limits on receiving a request; the response has none, since a
+ * model's stream may run for many minutes. Past either, the caller gets 408 and the
+ * connection closes (docs/operations.md).
+ */
+const httpReceive = {
+  /** Until the request headers are complete: a slow sender (slowloris) is cut here. */
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
+  /** Until the whole request, headers and body, is in: a body shorter than its Content-Length ends here. */
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt(60_000),
+};
+
+/** Node refuses a header timeout longer than the request timeout; say so by name at start. */
+function headersWithinRequest(c: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_TIMEOUT_MS: number }): boolean {
+  return c.HTTP_HEADERS_TIMEOUT_MS <= c.HTTP_REQUEST_TIMEOUT_MS;
+}
+const HEADERS_WITHIN_REQUEST = {
+  message: "must not exceed HTTP_REQUEST_TIMEOUT_MS",
+  path: ["HTTP_HEADERS_TIMEOUT_MS"],
+};
+
 const grpcTls = {
   /** PEM paths. With all set, the gRPC channel is TLS; without, plaintext on a private network. */
   GRPC_TLS_CERT: optionalString(),
@@ -31,8 +61,10 @@ const grpcTls = {
   GRPC_TLS_CA: optionalString(),
 };
 
-export const controlPlaneEnv = z.object({
+const controlPlaneShape = z.object({
   ...common,
+  ...bind,
+  ...httpReceive,
   ...grpcTls,
   DATABASE_URL: url("postgresql://postgres@127.0.0.1:5432/terse"),
   CONTROL_PLANE_PORT: port(8080),
@@ -61,10 +93,11 @@ export const controlPlaneEnv = z.object({
   /** Password of the demo account `npm start` seeds (demo@terse.local); default `terse-demo-password`. */
   DEMO_PASSWORD: z.string().min(8, "must be at least 8 characters").default("terse-demo-password"),
 });
+export const controlPlaneEnv = controlPlaneShape.refine(headersWithinRequest, HEADERS_WITHIN_REQUEST);
 export type ControlPlaneConfig = z.infer<typeof controlPlaneEnv>;
 
 /** What the control plane's admin CLI and seeding need: no JWT or gRPC secrets. */
-export const controlPlaneAdminEnv = controlPlaneEnv.pick({
+export const controlPlaneAdminEnv = controlPlaneShape.pick({
   NODE_ENV: true,
   LOG_LEVEL: true,
   REDIS_URL: true,
@@ -74,38 +107,49 @@ export const controlPlaneAdminEnv = controlPlaneEnv.pick({
 });
 export type ControlPlaneAdminConfig = z.infer<typeof controlPlaneAdminEnv>;
 
-export const dataPlaneEnv = z.object({
-  ...common,
-  DATA_PLANE_PORT: port(8081),
-  /** Processes serving the port (node:cluster); 0 = one per core. */
-  DATA_PLANE_WORKERS: z.string().regex(/^\d+$/, "expected a whole number").transform(Number).prefault("1"),
-  OPENAI_BASE_URL: url("https://api.openai.com"),
-  ANTHROPIC_BASE_URL: url("https://api.anthropic.com"),
-  GEMINI_BASE_URL: url("https://generativelanguage.googleapis.com"),
-  UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(10_000),
-  /** Models can think for minutes before the first byte. */
-  UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(300_000),
-  MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
-  /** Usage events held in memory while Redis is unreachable; beyond it the oldest are dropped and counted. */
-  USAGE_BUFFER_MAX_EVENTS: positiveInt(100_000),
-  ...httpShutdown,
-});
+export const dataPlaneEnv = z
+  .object({
+    ...common,
+    ...bind,
+    ...httpReceive,
+    DATA_PLANE_PORT: port(8081),
+    /** Processes serving the port (node:cluster); 0 = one per core. */
+    DATA_PLANE_WORKERS: z.string().regex(/^\d+$/, "expected a whole number").transform(Number).prefault("1"),
+    OPENAI_BASE_URL: url("https://api.openai.com"),
+    ANTHROPIC_BASE_URL: url("https://api.anthropic.com"),
+    GEMINI_BASE_URL: url("https://generativelanguage.googleapis.com"),
+    UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(10_000),
+    /** Models can think for minutes before the first byte. */
+    UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(300_000),
+    MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
+    /** Usage events held in memory while Redis is unreachable; beyond it the oldest are dropped and counted. */
+    USAGE_BUFFER_MAX_EVENTS: positiveInt(100_000),
+    ...httpShutdown,
+  })
+  .refine(headersWithinRequest, HEADERS_WITHIN_REQUEST);
 export type DataPlaneConfig = z.infer<typeof dataPlaneEnv>;
 
-export const meteringWorkerEnv = z.object({
-  ...common,
-  ...grpcTls,
-  CONTROL_PLANE_GRPC_URL: hostPort("127.0.0.1:50051"),
-  INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
-  /**
-   * Jobs held at once. Their events share gRPC calls (services/metering-worker/src/batcher.ts),
-   * so this bounds how many small jobs one call can gather; default 64 (4 recorded jobs of 5
-   * events at 1,000 events/s, docs/benchmarks.md).
-   */
-  WORKER_CONCURRENCY: positiveInt(64),
-  /** How long a job's lock lasts, and how often stalled jobs (their worker died) are taken back. */
-  WORKER_STALLED_INTERVAL_MS: positiveInt(30_000),
-  METRICS_PORT: port(9464),
-  SHUTDOWN_GRACE_MS: positiveInt(25_000),
-});
-export type MeteringWorkerConfig = z.infer<typeof meteringWorkerEnv>;
+const meteringWorkerShape = z
+  .object({
+    ...common,
+    ...bind,
+    ...grpcTls,
+    /** The control plane's gRPC address; unset, 127.0.0.1 on GRPC_PORT (one machine: set the port once for both). */
+    CONTROL_PLANE_GRPC_URL: hostPort().optional(),
+    GRPC_PORT: port(50051),
+    INTERNAL_GRPC_TOKEN: z.string().min(16, "must be at least 16 characters"),
+    /**
+     * Jobs held at once. Their events share gRPC calls (services/metering-worker/src/batcher.ts),
+     * so this bounds how many small jobs one call can gather; default 64 (4 recorded jobs of 5
+     * events at 1,000 events/s, docs/benchmarks.md).
+     */
+    WORKER_CONCURRENCY: positiveInt(64),
+    /** How long a job's lock lasts, and how often stalled jobs (their worker died) are taken back. */
+    WORKER_STALLED_INTERVAL_MS: positiveInt(30_000),
+    METRICS_PORT: port(9464),
+    SHUTDOWN_GRACE_MS: positiveInt(25_000),
+  })
+  .overwrite((c) => ({ ...c, CONTROL_PLANE_GRPC_URL: c.CONTROL_PLANE_GRPC_URL ?? `127.0.0.1:${c.GRPC_PORT}` }));
+export type MeteringWorkerConfig = z.infer<typeof meteringWorkerShape> & { CONTROL_PLANE_GRPC_URL: string };
+/** The worker's schema, typed with the address the overwrite above always fills in. */
+export const meteringWorkerEnv = meteringWorkerShape as typeof meteringWorkerShape & z.ZodType<MeteringWorkerConfig>;

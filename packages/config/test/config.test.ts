@@ -1,5 +1,15 @@
 import { expect } from "chai";
-import { ConfigError, controlPlaneEnv, DEFAULT_PLANS, dataPlaneEnv, loadConfig } from "../src/index.ts";
+import {
+  boundHostPort,
+  ConfigError,
+  controlPlaneEnv,
+  DEFAULT_PLANS,
+  dataPlaneEnv,
+  httpServerOptions,
+  joinHostPort,
+  loadConfig,
+  meteringWorkerEnv,
+} from "../src/index.ts";
 
 const minimalControlPlane = { JWT_SECRET: "x".repeat(32), INTERNAL_GRPC_TOKEN: "t".repeat(16) };
 
@@ -52,6 +62,57 @@ describe("config", () => {
       .and.not.match(/short-secret-value/);
   });
 
+  it("points the worker at GRPC_PORT on this machine unless CONTROL_PLANE_GRPC_URL is set", () => {
+    const token = { INTERNAL_GRPC_TOKEN: "t".repeat(16) };
+    expect(loadConfig(meteringWorkerEnv, token).CONTROL_PLANE_GRPC_URL).to.equal("127.0.0.1:50051");
+    // The one variable a person changes on one machine: both sides follow it.
+    const moved = { ...token, GRPC_PORT: "50999" };
+    expect(loadConfig(meteringWorkerEnv, moved).CONTROL_PLANE_GRPC_URL).to.equal("127.0.0.1:50999");
+    expect(loadConfig(controlPlaneEnv, { ...minimalControlPlane, ...moved }).GRPC_PORT).to.equal(50999);
+    const elsewhere = { ...moved, CONTROL_PLANE_GRPC_URL: "control-plane:50051" };
+    expect(loadConfig(meteringWorkerEnv, elsewhere).CONTROL_PLANE_GRPC_URL).to.equal("control-plane:50051");
+    expect(() => loadConfig(meteringWorkerEnv, { ...token, CONTROL_PLANE_GRPC_URL: "nope" })).to.throw(
+      /CONTROL_PLANE_GRPC_URL: expected host:port/,
+    );
+  });
+
+  it("binds to 127.0.0.1 and limits how long a request may take to arrive, unless set", () => {
+    for (const c of [loadConfig(controlPlaneEnv, minimalControlPlane), loadConfig(dataPlaneEnv, {})]) {
+      expect(c.BIND_HOST).to.equal("127.0.0.1");
+      expect(c.HTTP_HEADERS_TIMEOUT_MS).to.equal(10_000);
+      expect(c.HTTP_REQUEST_TIMEOUT_MS).to.equal(60_000);
+    }
+    expect(loadConfig(meteringWorkerEnv, { INTERNAL_GRPC_TOKEN: "t".repeat(16) }).BIND_HOST).to.equal("127.0.0.1");
+    expect(loadConfig(dataPlaneEnv, { BIND_HOST: "0.0.0.0" }).BIND_HOST).to.equal("0.0.0.0");
+    // Node refuses a header limit above the request limit: named at start instead.
+    expect(() =>
+      loadConfig(dataPlaneEnv, { HTTP_HEADERS_TIMEOUT_MS: "5000", HTTP_REQUEST_TIMEOUT_MS: "4000" }),
+    ).to.throw(/^invalid config: HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(got "5000"\)$/);
+  });
+
+  it("checks the receive limits often enough to keep each within a tenth of its value", () => {
+    expect(httpServerOptions({ HTTP_HEADERS_TIMEOUT_MS: 10_000, HTTP_REQUEST_TIMEOUT_MS: 60_000 })).to.deep.equal({
+      headersTimeout: 10_000,
+      requestTimeout: 60_000,
+      connectionsCheckingInterval: 1_000,
+    });
+    expect(
+      httpServerOptions({ HTTP_HEADERS_TIMEOUT_MS: 300, HTTP_REQUEST_TIMEOUT_MS: 600 }).connectionsCheckingInterval,
+    ).to.equal(30);
+    expect(
+      httpServerOptions({ HTTP_HEADERS_TIMEOUT_MS: 120_000, HTTP_REQUEST_TIMEOUT_MS: 120_000 })
+        .connectionsCheckingInterval,
+    ).to.equal(1_000);
+  });
+
+  it("prints a bound address as host:port, IPv6 in brackets", () => {
+    expect(boundHostPort({ address: "127.0.0.1", family: "IPv4", port: 8081 })).to.equal("127.0.0.1:8081");
+    expect(boundHostPort({ address: "::", family: "IPv6", port: 8081 })).to.equal("[::]:8081");
+    expect(joinHostPort("0.0.0.0", 50051)).to.equal("0.0.0.0:50051");
+    expect(joinHostPort("::1", 50051)).to.equal("[::1]:50051");
+    expect(joinHostPort("[::1]", 50051)).to.equal("[::1]:50051");
+  });
+
   it("merges TERSE_PLANS field by field over the defaults", () => {
     const c = loadConfig(controlPlaneEnv, {
       ...minimalControlPlane,
@@ -79,7 +140,6 @@ describe(".env.example", () => {
   it("documents every variable the services read, and nothing else", async () => {
     const { readFileSync } = await import("node:fs");
     const { join } = await import("node:path");
-    const { meteringWorkerEnv } = await import("../src/index.ts");
     const text = readFileSync(join(import.meta.dirname, "..", "..", "..", ".env.example"), "utf8");
     const documented = new Set([...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1] ?? ""));
     const read = new Set([controlPlaneEnv, dataPlaneEnv, meteringWorkerEnv].flatMap((s) => Object.keys(s.shape)));

@@ -72,6 +72,12 @@ describe("docker-compose.yml", () => {
     );
   });
 
+  it("has each service listen on every interface of its container", () => {
+    for (const name of ["control-plane", "data-plane", "metering-worker"]) {
+      expect(composeEnv(service(name), SECRETS).BIND_HOST, name).to.equal("0.0.0.0");
+    }
+  });
+
   it("health-checks each service on its own configured port, and publishes that port", () => {
     const portVariable = {
       "control-plane": "CONTROL_PLANE_PORT",

@@ -59,6 +59,8 @@ describe("Kubernetes manifests (deploy/k8s)", () => {
       expect(c.image).to.equal(`terse/${name}`);
       expect(c.command).to.deep.equal(dockerTargets().get(name)?.cmd);
       expect(envProblems(name, containerEnv(objects, c))).to.deep.equal([]);
+      // The pod's address, not 127.0.0.1: probes and the Service reach it there.
+      expect(containerEnv(objects, c).BIND_HOST).to.equal("0.0.0.0");
     });
 
     it(`${name}: readiness on /readyz and liveness on /healthz, on the port it serves`, () => {

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { type HttpReceiveLimits, httpServerOptions } from "@terse/config";
 import { answerClientError } from "@terse/errors";
 import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
@@ -73,6 +74,7 @@ export function createApp(deps: AppDeps): Express {
 }
 
 /** The HTTP server for the app: requests Node's parser refuses get the envelope too. */
-export function createHttpServer(app: Express): Server {
-  return createServer(app).on("clientError", answerClientError);
+/** `limits`: how long a request may take to arrive (the service's config). */
+export function createHttpServer(app: Express, limits: HttpReceiveLimits): Server {
+  return createServer(httpServerOptions(limits), app).on("clientError", answerClientError);
 }

@@ -1,8 +1,7 @@
 // The control plane as a process: config, migrations, key-cache resync, HTTP and gRPC,
 // graceful shutdown. `pnpm --filter
 // @terse/control-plane start`, or `tsx services/control-plane/src/main.ts`.
-import type { AddressInfo } from "node:net";
-import { controlPlaneEnv, loadConfigOrExit } from "@terse/config";
+import { boundHostPort, controlPlaneEnv, loadConfigOrExit } from "@terse/config";
 import { createDb, type Db, migrate } from "@terse/db";
 import { createLogger, type Logger } from "@terse/logger";
 import type { Redis } from "ioredis";
@@ -57,7 +56,7 @@ async function main(): Promise<void> {
   const watcher = watchKeyCache({ db, redis, logger });
 
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const server = createHttpServer(createApp({ config, db, redis, logger, lifecycle }));
+  const server = createHttpServer(createApp({ config, db, redis, logger, lifecycle }), config);
   let grpc: Awaited<ReturnType<typeof startGrpcServer>> | undefined;
 
   const shutdown = async (signal: string) => {
@@ -85,12 +84,12 @@ async function main(): Promise<void> {
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(config.CONTROL_PLANE_PORT, resolve);
+    server.listen(config.CONTROL_PLANE_PORT, config.BIND_HOST, resolve);
   });
   grpc = await startGrpcServer({ config, db, redis, logger }); // the metering worker's RecordUsage
-  const { port } = server.address() as AddressInfo;
-  logger.info({ port }, "control plane started");
-  process.stdout.write(`control-plane listening on http://127.0.0.1:${port}\n`);
+  const address = boundHostPort(server.address());
+  logger.info({ address, grpc: grpc.address }, "control plane started");
+  process.stdout.write(`control-plane listening on http://${address} (gRPC ${grpc.address})\n`);
 }
 
 await main();

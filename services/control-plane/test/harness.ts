@@ -82,7 +82,7 @@ export async function startHarness(
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
   const app = createApp({ config, db: prisma, redis: appRedis, logger, lifecycle, ...options.deps });
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, config);
   const url = await listen(server);
   return {
     url,

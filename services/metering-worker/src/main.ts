@@ -1,6 +1,7 @@
 // The metering worker: consumes the `usage` queue, records events exactly once through
 // the control plane's gRPC service, and marks accounts over their monthly token limit.
-import { loadConfigOrExit, meteringWorkerEnv } from "@terse/config";
+import { once } from "node:events";
+import { boundHostPort, loadConfigOrExit, meteringWorkerEnv } from "@terse/config";
 import { createLogger } from "@terse/logger";
 import { USAGE_QUEUE } from "@terse/usage-events";
 import { Queue, Worker } from "bullmq";
@@ -62,7 +63,7 @@ async function refreshQueueMetrics(): Promise<void> {
 
 const probes = startProbeServer(
   metrics,
-  config.METRICS_PORT,
+  { port: config.METRICS_PORT, host: config.BIND_HOST },
   async () => !stopping && worker.isRunning() && (await redis.ping()) === "PONG",
   refreshQueueMetrics,
 );
@@ -87,4 +88,5 @@ process.once("SIGINT", () => void shutdown("SIGINT"));
 void worker.run();
 await worker.waitUntilReady();
 logger.info({ queue: USAGE_QUEUE, concurrency: config.WORKER_CONCURRENCY }, "consuming");
-process.stdout.write("metering-worker ready\n");
+if (!probes.listening) await once(probes, "listening");
+process.stdout.write(`metering-worker ready (metrics on http://${boundHostPort(probes.address())})\n`);

@@ -54,7 +54,7 @@ export function createWorkerMetrics(defaultMetrics: boolean): WorkerMetrics {
 /** /metrics, /healthz (process up) and /readyz (consuming) on the metrics port. */
 export function startProbeServer(
   metrics: WorkerMetrics,
-  port: number,
+  at: { port: number; host: string },
   ready: () => Promise<boolean>,
   refresh: () => Promise<void>,
 ): Server {
@@ -75,6 +75,6 @@ export function startProbeServer(
     }
     res.writeHead(404).end();
   });
-  server.listen(port);
+  server.listen(at.port, at.host);
   return server;
 }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { ControlPlaneConfig } from "@terse/config";
+import { type ControlPlaneConfig, joinHostPort } from "@terse/config";
 import type { Db } from "@terse/db";
 import type { Logger } from "@terse/logger";
 import {
@@ -110,7 +110,9 @@ function watchQuotaMarks(deps: GrpcDeps): NodeJS.Timeout {
  * Starts the gRPC server on GRPC_PORT (TLS when certificates are configured), and the
  * reconciliation of this month's over-quota marks, which belongs to the same job.
  */
-export async function startGrpcServer(deps: GrpcDeps): Promise<{ port: number; stop(): Promise<void> }> {
+export async function startGrpcServer(
+  deps: GrpcDeps,
+): Promise<{ port: number; address: string; stop(): Promise<void> }> {
   const server = new grpc.Server();
   new MeteringService(
     new UsageRecorder(deps.db, deps.config.TERSE_PLANS),
@@ -118,14 +120,18 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<{ port: number; s
     deps.logger,
   ).addToServer(server);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`0.0.0.0:${deps.config.GRPC_PORT}`, serverCredentials(deps.config), (err, bound) =>
-      err ? reject(err) : resolve(bound),
+    server.bindAsync(
+      joinHostPort(deps.config.BIND_HOST, deps.config.GRPC_PORT),
+      serverCredentials(deps.config),
+      (err, bound) => (err ? reject(err) : resolve(bound)),
     ),
   );
   const quotaWatch = watchQuotaMarks(deps);
-  deps.logger.info({ port }, "gRPC metering service listening");
+  const address = joinHostPort(deps.config.BIND_HOST, port);
+  deps.logger.info({ address }, "gRPC metering service listening");
   return {
     port,
+    address,
     stop: () =>
       new Promise<void>((resolve) => {
         clearInterval(quotaWatch);

@@ -93,7 +93,7 @@ export async function startStack(label: string): Promise<Stack> {
   await resyncKeyCache({ db: prisma, store: new KeyStore(prisma), cache: new KeyCache(appRedis), logger });
 
   const app = createApp({ config, db: prisma, redis: appRedis, logger });
-  const server: Server = createHttpServer(app);
+  const server: Server = createHttpServer(app, config);
   const url = await listen(server);
 
   const fake = await startFakeProvider();
