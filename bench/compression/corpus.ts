@@ -41,10 +41,11 @@ function anthropicSessions(dir: string): Session[] {
     .filter((f) => f.endsWith(".messages.json"))
     .sort()
     .map((f) => {
-      const raw = JSON.parse(readFileSync(join(CORPUS, dir, f), "utf8")) as {
-        role: Message["role"];
-        content: unknown;
-      }[];
+      type Raw = { role: Message["role"]; content: unknown }[];
+      // A bare list of messages, or `{source, system, messages}` (mini-swe-agent).
+      const file = JSON.parse(readFileSync(join(CORPUS, dir, f), "utf8")) as Raw | { system?: string; messages: Raw };
+      const raw = Array.isArray(file) ? file : file.messages;
+      const system = Array.isArray(file) ? undefined : file.system;
       const messages: Message[] = [];
       for (const m of raw) {
         const blocks: Block[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : [];
@@ -57,7 +58,7 @@ function anthropicSessions(dir: string): Session[] {
         }
         push(messages, m.role, blocks);
       }
-      return { name: f.replace(".messages.json", ""), source: dir, messages };
+      return { name: f.replace(".messages.json", ""), source: dir, ...(system ? { system } : {}), messages };
     });
 }
 
@@ -147,14 +148,55 @@ function repairPairing(s: Session): Session {
   return { ...s, messages };
 }
 
+/** The corpus folders the benchmark replays, each reported apart. */
+export const FOLDERS = [
+  "claude-code-hive-mind",
+  "openhands-example",
+  "swe-agent-trajectories",
+  "mini-swe-agent",
+] as const;
+
 export function loadSessions(): Session[] {
   const swe = readdirSync(join(CORPUS, "swe-agent-trajectories"))
     .filter((f) => f.endsWith(".traj"))
     .sort()
     .map(sweSession);
-  return [...anthropicSessions("claude-code-hive-mind"), ...anthropicSessions("openhands-example"), ...swe].map(
-    repairPairing,
+  return [
+    ...anthropicSessions("claude-code-hive-mind"),
+    ...anthropicSessions("openhands-example"),
+    ...swe,
+    ...anthropicSessions("mini-swe-agent"),
+  ].map(repairPairing);
+}
+
+/** Whether every tool call of the session is one shell command (so it can be sent as a text protocol). */
+export const isBashOnly = (s: Session): boolean =>
+  s.messages.every((m) =>
+    m.content.every(
+      (b) =>
+        b.type !== "tool_use" || (b.name === "bash" && typeof (b.input as { command?: unknown }).command === "string"),
+    ),
   );
+
+/**
+ * The session as mini-swe-agent sent it, a text protocol without native tool calls: each
+ * assistant turn its THOUGHT text and one fenced ```bash block, each observation the next
+ * user message, verbatim (`<returncode>..</returncode><output>..</output>`). The inverse
+ * of the corpus's normalisation.
+ */
+export function asTextProtocol(s: Session): Session {
+  const messages = s.messages.map((m): Message => {
+    const text = m.content.flatMap((b) => (b.type === "text" ? [b.text] : []));
+    if (m.role === "assistant") {
+      const commands = m.content.flatMap((b) =>
+        b.type === "tool_use" ? [`\`\`\`bash\n${(b.input as { command: string }).command}\n\`\`\``] : [],
+      );
+      return { role: "assistant", content: [{ type: "text", text: [...text, ...commands].join("\n\n") }] };
+    }
+    const blocks = m.content.map((b): Block => (b.type === "tool_result" ? { type: "text", text: b.content } : b));
+    return { role: "user", content: blocks };
+  });
+  return { ...s, name: s.name, source: `${s.source} (text protocol)`, messages };
 }
 
 export function loadMtBench(): string[] {

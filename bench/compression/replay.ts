@@ -11,7 +11,8 @@ import {
 } from "@terse/compression";
 import type { Session } from "./corpus.ts";
 import { partsOf, toProvider, withoutInstruction } from "./formats.ts";
-import { cachedCost, neededSpans, retention, sharedParts, stringsOf, tokensOf } from "./metrics.ts";
+import { cachedCost, partCounts, sharedParts, sumOf } from "./metrics.ts";
+import { reference } from "./reference.ts";
 
 export interface Replay {
   session: string;
@@ -33,6 +34,8 @@ export interface Replay {
   estimateErrors: number[];
   retained: number;
   needed: number;
+  /** A sample of the names lost. */
+  lost?: string[];
 }
 
 const settings = (level: ContextCompressLevel): CompressionSettings => ({
@@ -71,8 +74,114 @@ export function timeSession(provider: Provider, session: Session, level: Context
   return { times, timesPer100k };
 }
 
-export function replay(provider: Provider, session: Session, level: ContextCompressLevel): Replay {
-  const { times, timesPer100k } = timeSession(provider, session, level);
+/**
+ * Referenced-span retention of one compressed request, as ../shared/tools/retention.mjs
+ * defines it: the names a tool result introduced whose first use is the assistant turn this
+ * request produced (message `next`), still visible at or before that result. Each (result,
+ * name) pair is so counted once, in the request the agent used it from. `toolForm` is the
+ * session with tool calls (the reference transcript); a text-protocol replay has the same
+ * messages one for one, and its units are given back the tool_result shape (same text) so the
+ * reference locates its results.
+ */
+export class RetentionMeter {
+  private readonly ref: ReturnType<typeof reference.referencedTokens>;
+  private readonly tokensByText = new Map<string, Set<string>>();
+  retained = 0;
+  total = 0;
+  /** A sample of the names lost, for looking into a low figure. */
+  readonly lost: string[] = [];
+
+  constructor(
+    private readonly provider: Provider,
+    private readonly toolForm: Session,
+    private readonly textProtocol: boolean,
+  ) {
+    this.ref = reference.referencedTokens(toolForm);
+  }
+
+  measure(compressed: Json, offsets: number[], next: number): void {
+    const results = this.ref.results;
+    const inPrefix = results.filter((r) => r.msg < next).length;
+    if (inPrefix === 0) return;
+    const want = (r: number) => {
+      const out: string[] = [];
+      for (const [t, j] of results[r]?.refs ?? []) if (j === next) out.push(t);
+      return out;
+    };
+    const units = this.unitsOf(compressed, offsets, next);
+    // A lost name is looked for in every unit before it: each unit's tokens once per request,
+    // and across requests by its text (an unchanged message is the same text every turn).
+    const inRequest = new Map<number, Set<string>>();
+    const unitTokens = (k: number): Set<string> => {
+      let set = inRequest.get(k);
+      if (set) return set;
+      const key = JSON.stringify(units[k] ?? null);
+      set = this.tokensByText.get(key);
+      if (!set) {
+        set = reference.tokensOfValue(units[k] ?? null);
+        this.tokensByText.set(key, set);
+      }
+      inRequest.set(k, set);
+      return set;
+    };
+    const provider = this.textProtocol ? "anthropic" : this.provider;
+    const { retained, total, lost } = reference.countRetained(provider, units, results, inPrefix, want, unitTokens);
+    this.retained += retained;
+    this.total += total;
+    if (this.lost.length < 40) this.lost.push(...lost);
+  }
+
+  private unitsOf(body: Json, offsets: number[], next: number): unknown[] {
+    const list = (this.provider === "gemini" ? body.contents : body.messages) as Json[];
+    if (!this.textProtocol) return list;
+    const sys = list.length - (offsets[next] ?? 0);
+    return this.toolForm.messages.slice(0, next).map((m, i) => {
+      const unit = list[sys + (offsets[i] ?? 0)];
+      const ids = m.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : []));
+      if (ids.length === 0) return unit;
+      return { role: "user", content: ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: unit })) };
+    });
+  }
+}
+
+/** The issue's blind rule: every result over 16,000 characters cut to its first and last 4,000. */
+export const naiveCut = (text: string): string =>
+  text.length > 16_000 ? text.slice(0, 4_000) + text.slice(-4_000) : text;
+
+/** The text of a tool result or a text-protocol observation (a user message in `<returncode>` shape), else undefined. */
+function resultText(b: Session["messages"][number]["content"][number], role: string): string | undefined {
+  if (b.type === "tool_result") return b.content;
+  return b.type === "text" && role === "user" && b.text.startsWith("<returncode>") ? b.text : undefined;
+}
+
+/** The session with the naive rule applied to every tool result (and text-protocol observation). */
+export function naiveSession(s: Session): Session {
+  return {
+    ...s,
+    messages: s.messages.map((m) => ({
+      role: m.role,
+      content: m.content.map((b) => {
+        const text = resultText(b, m.role);
+        if (text === undefined) return b;
+        return b.type === "tool_result" ? { ...b, content: naiveCut(text) } : { ...b, text: naiveCut(text) };
+      }),
+    })),
+  };
+}
+
+/** Whether the naive rule cuts anything in the session. */
+export const naiveCuts = (s: Session): boolean =>
+  s.messages.some((m) => m.content.some((b) => (resultText(b, m.role)?.length ?? 0) > 16_000));
+
+export function replay(
+  provider: Provider,
+  session: Session,
+  level: ContextCompressLevel | "naive",
+  toolForm: Session = session,
+): Replay {
+  const naive = level === "naive" ? toProvider(provider, naiveSession(session)) : undefined;
+  const { times, timesPer100k } =
+    level === "naive" ? { times: [], timesPer100k: [] } : timeSession(provider, session, level);
   forgetRemembered();
   const ps = toProvider(provider, session);
   const offsets = [0];
@@ -98,26 +207,34 @@ export function replay(provider: Provider, session: Session, level: ContextCompr
   };
   let prevBefore: string[] = [];
   let prevAfter: string[] = [];
+  let countsBefore: number[] = [];
+  let countsAfter: number[] = [];
   let last: Json | undefined;
+  const meter = new RetentionMeter(provider, toolForm, toolForm !== session);
   for (const [i, m] of session.messages.entries()) {
     if (m.role !== "user") continue;
     const body = JSON.parse(JSON.stringify(ps.body(ps.perMessage.slice(0, i + 1).flat()))) as Json;
-    const out = compressRequest(provider, body, settings(level));
-    const compressed = withoutInstruction(provider, out.body as Json, body);
+    const compressed =
+      level === "naive"
+        ? (naive?.body(naive.perMessage.slice(0, i + 1).flat()) as Json)
+        : withoutInstruction(provider, compressRequest(provider, body, settings(level)).body as Json, body);
     const before = partsOf(provider, body);
     const after = partsOf(provider, compressed);
     const beforeText = before.map((p) => JSON.stringify(p));
     const afterText = after.map((p) => JSON.stringify(p));
-    const tb = tokensOf(before);
-    const ta = tokensOf(after);
+    const sharedBefore = sharedParts(prevBefore, beforeText);
+    const sharedAfter = sharedParts(prevAfter, afterText);
+    // A part shared with the previous request is the same text: its count is carried over.
+    countsBefore = partCounts(beforeText, sharedBefore, countsBefore);
+    countsAfter = partCounts(afterText, sharedAfter, countsAfter);
+    const tb = sumOf(countsBefore);
+    const ta = sumOf(countsAfter);
     r.tokensBefore.push(tb);
     r.tokensAfter.push(ta);
     r.reductions.push(tb === 0 ? 0 : 1 - ta / tb);
     r.estimateErrors.push(tb === 0 ? 0 : Math.abs(countInputTokens(provider, body) - tb) / tb);
-    const sharedBefore = sharedParts(prevBefore, beforeText);
-    const sharedAfter = sharedParts(prevAfter, afterText);
-    r.costBefore += cachedCost(before, sharedBefore);
-    r.costAfter += cachedCost(after, sharedAfter);
+    r.costBefore += cachedCost(countsBefore, sharedBefore);
+    r.costAfter += cachedCost(countsAfter, sharedAfter);
     if (prevBefore.length > 0) {
       r.pairs++;
       if (sharedAfter >= sharedBefore) r.stablePairs++;
@@ -131,7 +248,11 @@ export function replay(provider: Provider, session: Session, level: ContextCompr
       if (pairingProblems[provider](compressed).length > 0) r.pairingFailures++;
     }
     last = compressed;
+    if (session.messages[i + 1]?.role === "assistant") meter.measure(compressed, offsets, i + 1);
   }
+  r.retained = meter.retained;
+  r.needed = meter.total;
+  r.lost = meter.lost;
   if (last) {
     const final = last;
     // Assistant turns (their text and tool calls) must come through byte-identical.
@@ -146,10 +267,6 @@ export function replay(provider: Provider, session: Session, level: ContextCompr
       r.assistantChecks++;
       if (JSON.stringify(out[k + sys]) !== JSON.stringify(m)) r.assistantChanged++;
     }
-    const textOf = (i: number) => stringsOf(out.slice(sys + (offsets[i] ?? 0), sys + (offsets[i + 1] ?? 0)));
-    const kept = retention(neededSpans(session), textOf);
-    r.retained = kept.kept;
-    r.needed = kept.total;
   }
   return r;
 }

@@ -60,12 +60,13 @@ export function compressContext(
     return seen;
   };
 
-  const out = mapper(body, (text, ref) => {
+  const out = mapper(body, (text, ref, command) => {
     const hash = digest(text);
-    const key = digest(`${chain}\n${hash}\n${ref}`);
+    // The command is part of the key: a cut's marker repeats it.
+    const key = digest(`${chain}\n${hash}\n${ref}\n${command ?? ""}`);
     let next = outputs.get(key);
     if (next === undefined) {
-      next = compressOne(text, hash, ref, state(), limits);
+      next = compressOne(text, hash, ref, state(), limits, command);
       outputs.set(key, next === text ? null : next);
     } else {
       next ??= text;
@@ -87,6 +88,7 @@ function compressOne(
   ref: string,
   seen: SeenContent,
   limits: (typeof CONTEXT_LEVELS)[ContextLevel],
+  command: string | undefined,
 ): string {
   let next = text;
   if (text.length >= limits.touchAbove) {
@@ -94,7 +96,7 @@ function compressOne(
     next =
       earlier !== undefined
         ? `[terse: same output as tool result ${earlier} above (${text.length} characters)]`
-        : shortenResult(seen.replaceRepeatedRuns(text, limits.minRepeatRun), limits);
+        : shortenResult(seen.replaceRepeatedRuns(text, limits.minRepeatRun), limits, command);
   }
   seen.remember(hash, next, ref);
   return next;

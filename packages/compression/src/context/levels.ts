@@ -69,7 +69,7 @@ export const CONTEXT_LEVELS: Readonly<Record<ContextLevel, ContextLimits>> = {
   aggressive: {
     touchAbove: 500,
     shortenAbove: 1_500,
-    fileViewAbove: 8_000,
+    fileViewAbove: 12_000,
     keepHead: 600,
     keepTail: 400,
     keepSignals: 1_000,

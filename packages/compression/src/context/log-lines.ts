@@ -1,4 +1,5 @@
 import { type Line, lineFrom, lookAlikeRun, newlinesIn, SIMILAR_RUN, skim } from "./collapsed-lines.ts";
+import { repeatable } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
 import { spanIndex } from "./span-index.ts";
 import { cutMiddle, omitted } from "./truncate.ts";
@@ -61,7 +62,7 @@ function* signalLines(text: string, from: number, to: number): Generator<Line> {
  * A long line-oriented text within the level's budget: head, tail, and the middle's
  * signal lines, each stretch that went replaced by one marker line counting its lines.
  */
-export function shortenLines(text: string, limits: ContextLimits): string {
+export function shortenLines(text: string, limits: ContextLimits, command?: string): string {
   const whole = limits.keepHead + limits.keepTail + limits.keepSignals;
   // The collapsed text, read from the start until it is certainly longer than the budget.
   const forward = skim(text, 0, text.length, whole + 1);
@@ -83,11 +84,15 @@ export function shortenLines(text: string, limits: ContextLimits): string {
     gone.push(line);
     return out.push(cutMiddle(line, Math.floor(cap * 0.7), Math.floor(cap * 0.3)));
   };
+  // The first cut says how to see it all again, where the command is short enough to repeat.
+  const again = repeatable(command);
   const gap = (from: number, to: number) => {
     if (from > to) return;
-    if (firstMarker < 0) firstMarker = out.length;
+    const lines = `${newlinesIn(text, from, to) + 1} lines`;
+    const marker = omitted(lines);
+    out.push(firstMarker < 0 && again ? `${marker.slice(0, -1)}; \`${again}\` shows all]` : marker);
+    if (firstMarker < 0) firstMarker = out.length - 1;
     gone.push(text.slice(from, to));
-    out.push(omitted(`${newlinesIn(text, from, to) + 1} lines`));
   };
   const lineCap = Math.max(limits.keepHead, limits.keepTail);
   for (const e of head) keep(e.text, lineCap);

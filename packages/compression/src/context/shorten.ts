@@ -1,30 +1,32 @@
+import { shortenDiff } from "./diff.ts";
+import { shortenFileView } from "./file-view.ts";
 import { shortenJson } from "./json-result.ts";
+import { kindOf } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
+import { shortenListing } from "./listing.ts";
 import { shortenLines } from "./log-lines.ts";
 
 /** A shortening that saves less than this share is not worth its markers: the text stays whole. */
 const MIN_SAVING = 0.1;
-/** A text whose lines start with a line number this often is a file view. */
-const FILE_VIEW_SHARE = 0.8;
-/** Only so many lines are read to tell: the kind shows in the first screen. */
-const FILE_VIEW_SAMPLE_LINES = 50;
-
-/** Numbered lines: `     1→text` (Claude Code Read), `     1\ttext` (str_replace_editor), `1:text` (SWE-agent). */
-function isFileView(text: string): boolean {
-  const lines = text.split("\n", FILE_VIEW_SAMPLE_LINES);
-  const numbered = lines.filter((l) => /^\s*\d+(?:→|\t|:)/.test(l)).length;
-  return lines.length >= 5 && numbered >= lines.length * FILE_VIEW_SHARE;
-}
 
 /**
- * One long tool result within the level's budget, by its content: JSON by structure,
- * anything else by lines (head, tail, the error lines between). Depends on the text
- * alone, so the same result is always shortened the same way (prefix stability).
+ * One long tool result within the level's budget, by its kind (kinds.ts): JSON by
+ * structure, a listing keeps every distinct path, a file view its definitions and line
+ * numbers, a diff its files, hunk headers and changes, a log or test run its head, tail
+ * and error lines. Depends on the text and the command alone, so the same result is
+ * always shortened the same way (prefix stability).
  */
-export function shortenResult(text: string, limits: ContextLimits): string {
+export function shortenResult(text: string, limits: ContextLimits, command?: string): string {
   if (text.length <= limits.shortenAbove) return text;
-  if (text.length <= limits.fileViewAbove && isFileView(text)) return text;
-  let out = shortenJson(text, limits) ?? text;
-  if (out.length > limits.shortenAbove) out = shortenLines(out, limits);
+  const kind = kindOf(text, command);
+  if (kind === "file-view" && text.length <= limits.fileViewAbove) return text;
+  let out: string;
+  if (kind === "json") {
+    out = shortenJson(text, limits) ?? text;
+    if (out.length > limits.shortenAbove) out = shortenLines(out, limits, command);
+  } else if (kind === "listing") out = shortenListing(text, limits, command);
+  else if (kind === "file-view") out = shortenFileView(text, limits, command);
+  else if (kind === "diff") out = shortenDiff(text, limits, command);
+  else out = shortenLines(text, limits, command);
   return out.length <= text.length * (1 - MIN_SAVING) ? out : text;
 }

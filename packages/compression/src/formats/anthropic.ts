@@ -1,4 +1,5 @@
-import { isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
+import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
+import { splitObservation } from "./observation.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
 // text / tool_use / tool_result blocks.
@@ -31,6 +32,8 @@ export const anthropicFormat: RequestFormat = {
       const m = messages[i];
       if (isRecord(m) && m.role === "user") {
         const text = textOf(m.content, ["tool_result"]);
+        // An observation is the agent's command output, not what the user asked.
+        if (splitObservation(text)) continue;
         if (text !== "" || typeof m.content === "string") return text;
       }
     }
@@ -59,17 +62,42 @@ export const anthropicFormat: RequestFormat = {
   },
 
   mapToolResults(body, transform) {
-    const messages = messagesOf(body).map((m) => {
-      if (!isRecord(m) || m.role !== "user" || !Array.isArray(m.content)) return m;
+    const actions = new Actions();
+    const messages = messagesOf(body).map((m, i) => {
+      if (!isRecord(m)) return m;
+      if (m.role === "assistant") {
+        const blocks = Array.isArray(m.content) ? m.content.filter(isRecord) : [];
+        actions.assistant(
+          textOf(m.content, ["tool_use"]),
+          blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, input: b.input })),
+        );
+        return m;
+      }
+      if (m.role !== "user") return m;
+      const ref = `#${i}`;
+      if (typeof m.content === "string") {
+        const content = actions.observation(m.content, ref, transform);
+        actions.answered();
+        return content === m.content ? m : { ...m, content };
+      }
+      if (!Array.isArray(m.content)) return m;
       let touched = false;
       const blocks = m.content.map((b: unknown) => {
+        if (isRecord(b) && b.type === "text" && typeof b.text === "string") {
+          const text = actions.observation(b.text, ref, transform);
+          if (text === b.text) return b;
+          touched = true;
+          return { ...b, text };
+        }
         if (!isRecord(b) || b.type !== "tool_result") return b;
-        const ref = String(b.tool_use_id ?? "");
-        const content = mapTextContent(b.content, (text) => transform(text, ref));
+        const id = String(b.tool_use_id ?? "");
+        const command = actions.commandOf(id);
+        const content = mapTextContent(b.content, (text) => transform(text, id, command));
         if (content === b.content) return b;
         touched = true;
         return { ...b, content };
       });
+      actions.answered();
       return touched ? { ...m, content: blocks } : m;
     });
     return { ...body, messages };

@@ -1,3 +1,5 @@
+import { fencedCommand, splitObservation } from "./observation.ts";
+
 /** What compression needs to know of one provider's request format. */
 export interface RequestFormat {
   /** Why the request demands structured output (response compression is then skipped), or null. */
@@ -15,14 +17,67 @@ export interface RequestFormat {
 }
 
 /**
- * Calls `transform` on the text of each tool result, in conversation order, with a
- * reference that names the result (its tool call id); returns a new body with the
- * returned texts, sharing every untouched message with the input.
+ * Calls `transform` on the text of each tool result, and on the output of each
+ * text-protocol observation (observation.ts), in conversation order, with a reference
+ * that names the result (its tool call id, or `#` and the message's index) and the shell
+ * command that produced it where the call says (its `command` argument, or the fenced
+ * block of a text-protocol action); returns a new body with the returned texts, sharing
+ * every untouched message with the input.
  */
-export type ToolResultMapper = (
-  body: Record<string, unknown>,
-  transform: (text: string, ref: string) => string,
-) => Record<string, unknown>;
+export type ToolResultMapper = (body: Record<string, unknown>, transform: ResultTransform) => Record<string, unknown>;
+
+export type ResultTransform = (text: string, ref: string, command?: string) => string;
+
+/** The shell command of a tool call's input (an object, or OpenAI's JSON string), if it has one. */
+function commandOf(input: unknown): string | undefined {
+  let value = input;
+  if (typeof input === "string") {
+    try {
+      value = JSON.parse(input);
+    } catch {
+      return undefined;
+    }
+  }
+  return isRecord(value) && typeof value.command === "string" ? value.command : undefined;
+}
+
+/**
+ * The agent's actions as a mapper walks the conversation: tool calls by id, and the
+ * text-protocol action of the latest assistant message, which only the user message right
+ * after it can answer.
+ */
+export class Actions {
+  private readonly byId = new Map<string, string>();
+  private action: string | undefined;
+
+  /** An assistant message: its text (for a fenced action) and its tool calls. */
+  assistant(text: string, calls: { id: unknown; input: unknown }[]): void {
+    this.action = fencedCommand(text);
+    for (const c of calls) {
+      const command = commandOf(c.input);
+      if (command !== undefined && typeof c.id === "string") this.byId.set(c.id, command);
+    }
+  }
+
+  commandOf(id: string): string | undefined {
+    return this.byId.get(id);
+  }
+
+  /** A user message's text with the output of an observation transformed (tags kept); any other text unchanged. */
+  observation(text: string, ref: string, transform: ResultTransform): string {
+    const command = this.action;
+    if (command === undefined) return text;
+    const o = splitObservation(text);
+    if (!o) return text;
+    const next = transform(o.output, ref, command);
+    return next === o.output ? text : o.open + next + o.close;
+  }
+
+  /** A user message ends the latest action's turn: a later message cannot answer it. */
+  answered(): void {
+    this.action = undefined;
+  }
+}
 
 export const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);

@@ -1,4 +1,5 @@
-import { isRecord, type RequestFormat, textOf } from "./format.ts";
+import { Actions, isRecord, type RequestFormat, textOf } from "./format.ts";
+import { splitObservation } from "./observation.ts";
 
 // Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
 // (a Content), `generationConfig`, `toolConfig`. The REST API takes camelCase and
@@ -51,7 +52,8 @@ export const geminiFormat: RequestFormat = {
       const c = contents[i];
       if (isRecord(c) && (c.role === "user" || c.role === undefined)) {
         const text = textOf(c.parts);
-        if (text !== "") return text;
+        // An observation is the agent's command output, not what the user asked.
+        if (text !== "" && !splitObservation(text)) return text;
       }
     }
     return "";
@@ -93,20 +95,36 @@ export const geminiFormat: RequestFormat = {
   // other object is shortened as its JSON text, which then stands as `{"output": ...}`,
   // a shape the API accepts.
   mapToolResults(body, transform) {
+    const actions = new Actions();
     let ordinal = 0;
-    const contents = contentsOf(body).map((c) => {
+    const contents = contentsOf(body).map((c, i) => {
       if (!isRecord(c) || !Array.isArray(c.parts)) return c;
+      if (c.role === "model") {
+        const calls = c.parts.flatMap((p: unknown) =>
+          isRecord(p) && isRecord(p.functionCall) ? [{ id: p.functionCall.id, input: p.functionCall.args }] : [],
+        );
+        actions.assistant(textOf(c.parts), calls);
+        return c;
+      }
       let touched = false;
       const parts = c.parts.map((p: unknown) => {
+        if (isRecord(p) && typeof p.text === "string") {
+          const text = actions.observation(p.text, `#${i}`, transform);
+          if (text === p.text) return p;
+          touched = true;
+          return { ...p, text };
+        }
         if (!isRecord(p) || !isRecord(p.functionResponse)) return p;
         const fr = p.functionResponse;
         ordinal++;
         const ref = typeof fr.id === "string" ? fr.id : `${String(fr.name ?? "function")}#${ordinal}`;
-        const response = mapResponse(fr.response, (text) => transform(text, ref));
+        const command = typeof fr.id === "string" ? actions.commandOf(fr.id) : undefined;
+        const response = mapResponse(fr.response, (text) => transform(text, ref, command));
         if (response === fr.response) return p;
         touched = true;
         return { ...p, functionResponse: { ...fr, response } };
       });
+      actions.answered();
       return touched ? { ...c, parts } : c;
     });
     return { ...body, contents };

@@ -1,4 +1,5 @@
-import { isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
+import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
+import { splitObservation } from "./observation.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
 //
@@ -27,7 +28,8 @@ export const openaiFormat: RequestFormat = {
     const messages = messagesOf(body);
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
-      if (isRecord(m) && m.role === "user") return textOf(m.content);
+      // An observation is the agent's command output, not what the user asked.
+      if (isRecord(m) && m.role === "user" && !splitObservation(textOf(m.content))) return textOf(m.content);
     }
     return "";
   },
@@ -50,10 +52,29 @@ export const openaiFormat: RequestFormat = {
   },
 
   mapToolResults(body, transform) {
+    const actions = new Actions();
     const messages = messagesOf(body).map((m, i) => {
-      if (!isRecord(m) || m.role !== "tool") return m;
+      if (!isRecord(m)) return m;
+      if (m.role === "assistant") {
+        const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+        actions.assistant(
+          textOf(m.content),
+          calls.map((c) => ({
+            id: isRecord(c) ? c.id : undefined,
+            input: isRecord(c) && isRecord(c.function) ? c.function.arguments : undefined,
+          })),
+        );
+        return m;
+      }
+      if (m.role === "user") {
+        const content = mapTextContent(m.content, (text) => actions.observation(text, `#${i}`, transform));
+        actions.answered();
+        return content === m.content ? m : { ...m, content };
+      }
+      if (m.role !== "tool") return m;
       const ref = typeof m.tool_call_id === "string" ? m.tool_call_id : `#${i}`;
-      const content = mapTextContent(m.content, (text) => transform(text, ref));
+      const command = actions.commandOf(ref);
+      const content = mapTextContent(m.content, (text) => transform(text, ref, command));
       return content === m.content ? m : { ...m, content };
     });
     return { ...body, messages };

@@ -1,0 +1,76 @@
+import { viewedFile } from "./kinds.ts";
+import type { ContextLimits } from "./levels.ts";
+import { spanIndex } from "./span-index.ts";
+import { omitted } from "./truncate.ts";
+
+// A file view (cat, nl, sed -n, an editor's view) shortened the way a reader skims code:
+// the first and last screen stay, and from the middle the definitions (def, class,
+// function, ...) with their line numbers, so the agent knows what is where and can view
+// a range again; each cut names its line range and, where the command says which file
+// it is, the command that shows it.
+
+const DEFINITION =
+  /^\s*(?:\d+(?:→|\t|:)\s*)?(?:@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)/;
+const NUMBER = /^\s*(\d+)(?:→|\t|:)/;
+/** A kept line longer than this is cut: a definition's name is at its start. */
+const LINE_CHARS = 200;
+
+interface ViewLine {
+  text: string;
+  /** The file's line number, where known. */
+  n: number | undefined;
+}
+
+function linesOf(text: string, firstLine: number | undefined): ViewLine[] {
+  return text.split("\n").map((line, i) => {
+    const own = NUMBER.exec(line);
+    return { text: line, n: own ? Number(own[1]) : firstLine === undefined ? undefined : firstLine + i };
+  });
+}
+
+/** The first lines of `lines` (from the end when `backward`) that fit `budget` characters. */
+function fit(lines: ViewLine[], budget: number, backward = false): number {
+  let used = 0;
+  let n = 0;
+  for (const l of backward ? [...lines].reverse() : lines) {
+    used += l.text.length + 1;
+    if (used > budget && n > 0) break;
+    n++;
+  }
+  return n;
+}
+
+export function shortenFileView(text: string, limits: ContextLimits, command?: string): string {
+  const { path, firstLine } = viewedFile(command);
+  const lines = linesOf(text, firstLine);
+  const head = fit(lines, limits.keepHead);
+  const tail = Math.min(lines.length - head, fit(lines, limits.keepTail, true));
+  const middle = lines.slice(head, lines.length - tail);
+  const out: string[] = lines.slice(0, head).map((l) => l.text);
+  const gone: string[] = [];
+  let run: ViewLine[] = [];
+  let signatures = 0;
+  const cut = () => {
+    if (run.length === 0) return;
+    const from = run[0]?.n;
+    const to = run.at(-1)?.n;
+    const where = from !== undefined && to !== undefined ? `lines ${from}-${to}` : `${run.length} lines`;
+    const again = path && from !== undefined ? `; sed -n ${from},${to}p ${path}` : "";
+    out.push(omitted(`${where}${again}`));
+    gone.push(...run.map((l) => l.text));
+    run = [];
+  };
+  for (const l of middle) {
+    if (DEFINITION.test(l.text) && signatures + l.text.length <= limits.keepSignals) {
+      cut();
+      const own = NUMBER.test(l.text) || l.n === undefined ? l.text : `${l.n}: ${l.text}`;
+      out.push(own.length > LINE_CHARS ? `${own.slice(0, LINE_CHARS)}…` : own);
+      signatures += own.length + 1;
+    } else run.push(l);
+  }
+  cut();
+  out.push(...lines.slice(lines.length - tail).map((l) => l.text));
+  const index = spanIndex(gone.join("\n"), out.join("\n"), limits.keepNames);
+  if (index) out.splice(head, 0, index);
+  return out.join("\n");
+}

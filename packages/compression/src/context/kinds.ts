@@ -1,0 +1,72 @@
+// What kind of output a tool result is, from the command that made it where the call says
+// and from its shape otherwise: each kind is shortened so that the names an agent goes on
+// to use survive (shorten.ts). A wrong guess costs only a less fitting cut.
+
+export type OutputKind = "json" | "diff" | "file-view" | "listing" | "log";
+
+/** Programs whose output is one: the first program of the command's last step decides. */
+const LISTERS = new Set(["grep", "egrep", "rg", "ag", "find", "ls", "tree", "fd", "git-grep", "git-ls-files"]);
+const VIEWERS = new Set(["cat", "nl", "sed", "head", "tail", "less", "more", "bat"]);
+const DIFFS = new Set(["git-diff", "git-show", "diff"]);
+
+/** Numbered lines: `     1→text` (Claude Code Read), `     1\ttext` (nl, str_replace_editor), `1:text` (SWE-agent). */
+const NUMBERED = /^\s*\d+(?:→|\t|:)/;
+const GREP_HIT = /^\.?\/?[\w.@+-]+(?:\/[\w.@+-]+)*:\d+[:-]/;
+const PATH_LINE = /^\.?\/?[\w.@+-]+(?:\/[\w.@+-]+)*\/?:?$/;
+const LS_LONG = /^[dlcbps-][rwxsStT-]{9}[.@+]?\s/;
+
+/** Only so many lines are read to tell: the kind shows in the first screen. */
+const SAMPLE_LINES = 50;
+
+/** The program of a command's last step (`cd /x && grep ...` is grep; `git diff` is git-diff). */
+export function programOf(command: string): string | undefined {
+  const steps = command.split(/&&|\|\||;|\n/);
+  const last =
+    steps
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .at(-1) ?? "";
+  const words = (last.split("|")[0] ?? "").trim().split(/\s+/);
+  let i = 0;
+  while (i < words.length && /^(?:\w+=\S*|sudo|timeout|time|env|\d+[smh]?)$/.test(words[i] ?? "")) i++;
+  const program = words[i]?.split("/").at(-1);
+  if (program === undefined || program === "") return undefined;
+  return program === "git" ? `git-${words[i + 1] ?? ""}` : program;
+}
+
+function share(lines: string[], test: (l: string) => boolean): number {
+  const real = lines.filter((l) => l.trim() !== "");
+  return real.length === 0 ? 0 : real.filter(test).length / real.length;
+}
+
+export function kindOf(text: string, command?: string): OutputKind {
+  const start = text.trimStart()[0];
+  if ((start === "{" || start === "[") && /[}\]]\s*$/.test(text)) return "json";
+  const lines = text.split("\n", SAMPLE_LINES);
+  if (/^diff --git |^--- \S/.test(text) || (share(lines, (l) => /^[-+@ ]/.test(l)) > 0.9 && text.includes("\n@@ ")))
+    return "diff";
+  const program = command === undefined ? undefined : programOf(command);
+  if (program !== undefined && DIFFS.has(program)) return "diff";
+  if (share(lines, (l) => NUMBERED.test(l)) >= 0.8 && !lines.some((l) => GREP_HIT.test(l) && !NUMBERED.test(l)))
+    return "file-view";
+  if (program !== undefined && VIEWERS.has(program)) return "file-view";
+  if (program !== undefined && LISTERS.has(program)) return "listing";
+  if (share(lines, (l) => GREP_HIT.test(l) || PATH_LINE.test(l) || LS_LONG.test(l)) >= 0.8) return "listing";
+  return "log";
+}
+
+/** The file a viewing command shows and the file line of the view's first line, where the command says. */
+export function viewedFile(command: string | undefined): { path?: string; firstLine?: number } {
+  if (command === undefined) return {};
+  const range = /sed\s+-n\s+['"]?(\d+)\s*,\s*\d+\s*p/.exec(command);
+  const firstLine = range ? Number(range[1]) : /^\s*(?:cat|nl|head)\b/.test(command) ? 1 : undefined;
+  const path = /(?:^|\s)((?:[\w.@+-]+\/)*[\w@+-]+\.[\w]+)(?=\s|$|\s*\|)/.exec(command)?.[1];
+  return { ...(path ? { path } : {}), ...(firstLine !== undefined ? { firstLine } : {}) };
+}
+
+/** A command short enough to repeat in a marker, or undefined. */
+export function repeatable(command: string | undefined): string | undefined {
+  if (command === undefined) return undefined;
+  const one = command.trim().replace(/\s+/g, " ");
+  return one.length <= 100 && !one.includes("`") ? one : undefined;
+}
