@@ -1,0 +1,54 @@
+import { connect } from "node:net";
+
+/** What a server did with a request sent too slowly. */
+export interface SlowClientResult {
+  /** Everything the server wrote before it closed the connection. */
+  response: string;
+  /** The status of its answer, if it answered. */
+  status: number | undefined;
+  /** The body of its answer. */
+  body: string;
+  /** ms from the connection to the server closing it. */
+  closedAfterMs: number;
+}
+
+/**
+ * A caller that never finishes its request: writes `head` on a raw connection, then one
+ * more `trickle` every `everyMs` (a slowloris sender; no trickle: it just stops, as a body
+ * shorter than its Content-Length does) until the server closes the connection, or fails
+ * after `giveUpMs`.
+ */
+export function slowClient(
+  url: string,
+  head: string,
+  options: { trickle?: string; everyMs?: number; giveUpMs?: number } = {},
+): Promise<SlowClientResult> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let response = "";
+    let started = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server held a request sent too slowly open for ${options.giveUpMs ?? 20_000} ms`));
+    }, options.giveUpMs ?? 20_000);
+    socket.once("connect", () => {
+      started = performance.now();
+      socket.write(head);
+      const { trickle } = options;
+      if (trickle) timer = setInterval(() => socket.writable && socket.write(trickle), options.everyMs ?? 50);
+    });
+    socket.on("data", (chunk) => {
+      response += chunk.toString();
+    });
+    socket.on("error", () => undefined); // a reset ends it as a close does
+    socket.once("close", () => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      const status = Number(response.match(/^HTTP\/1\.1 (\d{3}) /)?.[1]) || undefined;
+      const body = response.slice(response.indexOf("\r\n\r\n") + 4);
+      resolve({ response, status, body, closedAfterMs: performance.now() - started });
+    });
+  });
+}
