@@ -1,8 +1,10 @@
+import type { WireFormat } from "@terse/wire-formats";
 import { compressContext, forgetContextWork } from "./context/compress-context.ts";
 import { anthropicFormat } from "./formats/anthropic.ts";
 import { isRecord, type RequestFormat } from "./formats/format.ts";
 import { geminiFormat } from "./formats/gemini.ts";
 import { openaiFormat } from "./formats/openai.ts";
+import { openaiResponsesFormat } from "./formats/openai-responses.ts";
 import { compressInputText } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
 import { detectIntensity } from "./smart-detect.ts";
@@ -16,7 +18,8 @@ export { segment } from "./protected-spans.ts";
 export { detectIntensity } from "./smart-detect.ts";
 export { countContentTokens, countExactTokens } from "./tokens.ts";
 
-export type Provider = "openai" | "anthropic" | "gemini";
+/** A request's wire format (@terse/wire-formats declares the set): how compression reads it. */
+export type Provider = WireFormat;
 export type ContextCompressLevel = "conservative" | "standard" | "aggressive";
 
 export interface CompressionSettings {
@@ -48,10 +51,11 @@ export function forgetRemembered(): void {
   forgetContextWork();
 }
 
-const FORMATS: Record<Provider, RequestFormat> = {
+const FORMATS: Record<WireFormat, RequestFormat> = {
   openai: openaiFormat,
   anthropic: anthropicFormat,
   gemini: geminiFormat,
+  "openai-responses": openaiResponsesFormat,
 };
 
 /**

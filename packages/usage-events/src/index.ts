@@ -1,4 +1,5 @@
 import { nameFault, textFault } from "@terse/identifiers";
+import { PROVIDERS } from "@terse/wire-formats";
 import { z } from "zod";
 
 // The contract between the data plane (producer) and the metering worker (consumer):
@@ -9,8 +10,7 @@ export const USAGE_QUEUE = "usage";
 /** Job name: one job carries a small batch of events (each with its own id). */
 export const USAGE_BATCH_JOB = "usage-batch";
 
-export const PROVIDERS = ["openai", "anthropic", "gemini"] as const;
-export type Provider = (typeof PROVIDERS)[number];
+export { PROVIDERS, type Provider } from "@terse/wire-formats";
 
 /**
  * Every field must be storable as it is: one value Postgres refuses (a NUL, a count past

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { UsageChunkFilter } from "../src/domain/usage-chunk-filter.ts";
+import { UsageChunkFilter } from "../src/openai-chat/usage-chunk-filter.ts";
 
 // The usage-only chunk is dropped and nothing else is held: fed in any pieces, down to
 // one character, the filter relays every other byte as soon as its line is whole.

@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type DataPlaneConfig, httpServerOptions } from "@terse/config";
 import { ApiError, answerClientError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
+import { resolveOperation } from "@terse/wire-formats";
 import { Redis } from "ioredis";
 import { Authenticator } from "./domain/authenticate.ts";
-import { resolveRoute } from "./domain/providers.ts";
 import { QuotaView } from "./domain/quota-view.ts";
 import { createProxyMetrics } from "./http/metrics.ts";
 import { createProxyHandler } from "./http/proxy.ts";
@@ -64,19 +64,22 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
   function dispatch(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (lifecycle.shuttingDown) res.setHeader("Connection", "close");
-    const resolved = resolveRoute(path, config);
+    const resolved = resolveOperation(path, req.headers);
     if (resolved) {
-      if (req.method !== "POST") return void fail(res, new ApiError("method_not_allowed"));
+      if (req.method !== resolved.op.method) return void fail(req, res, new ApiError("method_not_allowed"));
       return void proxy(req, res, resolved);
     }
     if (req.method === "GET" && path === "/healthz") return void json(res, 200, { status: "ok" });
     if (req.method === "GET" && path === "/readyz") return void readiness(res);
     if (req.method === "GET" && path === "/metrics") return void exposeMetrics(res);
-    fail(res, new ApiError("route_not_found"));
+    fail(req, res, new ApiError("route_not_found"));
   }
 
-  function fail(res: ServerResponse, err: ApiError): void {
-    sendError(res, err, newRequestId(), logger);
+  /** An answer of the dispatcher's own (404, 405), logged like every proxy answer: a caller can see what it called. */
+  function fail(req: IncomingMessage, res: ServerResponse, err: ApiError): void {
+    const id = newRequestId();
+    const status = sendError(res, err, id, logger);
+    logger.info({ req_id: id, method: req.method, path: (req.url ?? "/").split("?")[0], status }, "refused");
   }
 
   async function readiness(res: ServerResponse): Promise<void> {

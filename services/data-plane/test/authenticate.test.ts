@@ -54,14 +54,12 @@ describe("authenticator: absent records while the cache is rewritten", () => {
   const writeRecord = () => redis.hset(cacheKeyFor(hashKey(rawKey)), encodeCachedKey(record));
   const admit = () => auth.admit(`Bearer ${rawKey}`, "sk-provider", Date.now());
 
+  /** A refusal is a verdict, not an exception: its status and message as the caller would get them. */
   async function refusal(): Promise<{ status: number; message: string }> {
-    try {
-      await admit();
-    } catch (err) {
-      if (err instanceof ApiError) return { status: err.status, message: err.message };
-      throw err;
-    }
-    throw new Error("admitted");
+    const verdict = await admit();
+    if (verdict.ok) throw new Error("admitted");
+    const err = new ApiError(verdict.code);
+    return { status: err.status, message: err.message };
   }
 
   before(async () => {
@@ -86,8 +84,8 @@ describe("authenticator: absent records while the cache is rewritten", () => {
   it("admits a valid key whose resync finishes between its lookup and the stamp check (never 401)", async () => {
     // Redis was flushed; the resync completes just after the lookup found nothing.
     script.steps.push({ after: resynced("g1") });
-    const admitted = await admit();
-    expect(admitted.key.key_id).to.equal("key_1");
+    const verdict = await admit();
+    expect(verdict.ok && verdict.admitted.key.key_id).to.equal("key_1");
   });
 
   it("answers 503, not 401, when Redis is flushed again and resynced around the second look", async () => {

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "@terse/testkit";
 import { expect } from "chai";
-import { SseSplitter, UsageTap } from "../src/domain/usage-tap.ts";
+import { ADAPTERS, SseSplitter } from "@terse/wire-formats";
+import { UsageTap } from "../src/domain/usage-tap.ts";
 
 // The usage tap against streams recorded from the real APIs (../shared/corpus/wire-fixtures,
 // from the providers' own SDK test suites), not only against our fake provider. Each
@@ -12,7 +13,7 @@ const FIXTURES = join(REPO_ROOT, "..", "shared", "corpus", "wire-fixtures");
 
 /** The tap's reading of an SSE stream delivered in `size`-character pieces. */
 function tapStream(provider: "openai" | "anthropic", sse: string, size: number) {
-  const tap = new UsageTap(provider);
+  const tap = new UsageTap(ADAPTERS[provider]);
   const splitter = new SseSplitter((_raw, data) => tap.observe(data));
   for (let i = 0; i < sse.length; i += size) splitter.push(sse.slice(i, i + size));
   splitter.flush();
@@ -82,7 +83,7 @@ describe("usage capture on recorded provider streams", () => {
         interactions: { response: { bodySegments: unknown[] } }[];
       };
       const got = recording.interactions.map((interaction) => {
-        const tap = new UsageTap("gemini");
+        const tap = new UsageTap(ADAPTERS.gemini);
         // Each segment is one parsed SSE chunk: sent as the data line the API wrote.
         const sse = interaction.response.bodySegments.map((chunk) => `data: ${JSON.stringify(chunk)}\r\n\r\n`).join("");
         const splitter = new SseSplitter((_raw, data) => tap.observe(data));

@@ -1,3 +1,4 @@
+import type { WireFormat } from "@terse/wire-formats";
 import { isRecord } from "./format.ts";
 
 // Each provider's rules for tool calls and their results, as its API enforces them: what
@@ -69,8 +70,22 @@ const gemini: Check = (body) => {
   return problems;
 };
 
-export const pairingProblems: Readonly<Record<"openai" | "anthropic" | "gemini", Check>> = {
+/** Responses API: every function_call_output answers a function_call before it, each call_id once. */
+const openaiResponses: Check = (body) => {
+  const problems: string[] = [];
+  const open = new Set<string>();
+  for (const [i, item] of list(body.input).entries()) {
+    if (!isRecord(item)) continue;
+    if (item.type === "function_call") open.add(String(item.call_id));
+    if (item.type === "function_call_output" && !open.delete(String(item.call_id)))
+      problems.push(`item ${i}: function_call_output ${String(item.call_id)} answers no open function_call`);
+  }
+  return problems;
+};
+
+export const pairingProblems: Readonly<Record<WireFormat, Check>> = {
   openai,
   anthropic,
   gemini,
+  "openai-responses": openaiResponses,
 };

@@ -1,3 +1,5 @@
+import type { StreamFilter } from "../adapter.ts";
+
 // OpenAI sends a stream's usage only when asked (`stream_options.include_usage`), in one
 // extra chunk after the last choice. The proxy asks for it to meter the call; a caller
 // who did not ask must not see it. The filter drops that chunk and passes everything
@@ -5,7 +7,7 @@
 // `usage` object) from its own data line, so no event waits for the next one to be
 // relayed (an upstream that dies before sending the next would take it with it).
 
-export class UsageChunkFilter {
+export class UsageChunkFilter implements StreamFilter {
   /** The start of a line whose end has not come yet. */
   private partial = "";
   /** Inside the usage chunk's event: its lines up to the blank line that ends it are dropped. */

@@ -1,4 +1,4 @@
-import { ApiError } from "@terse/errors";
+import type { ErrorCode } from "@terse/errors";
 import { CACHE_GENERATION_KEY, type CachedKey, hashKey, isWellFormedKey } from "@terse/keys";
 import type { Redis } from "ioredis";
 import type { AuthLookup, AuthScript } from "../infra/auth-script.ts";
@@ -8,6 +8,25 @@ export interface Admitted {
   key: CachedKey;
   keyHash: string;
   rateLimit: { limit: number; remaining: number; resetSeconds: number };
+}
+
+/** Whether the key cache was consulted, and found the key: undefined when the key never got that far (malformed). */
+export type CacheLookup = "hit" | "miss" | undefined;
+
+/**
+ * The verdict on a request's credentials. Refusals are expected outcomes, answered with
+ * their code (and headers); only Redis being unreachable throws.
+ */
+export type Verdict =
+  | { ok: true; admitted: Admitted; lookup: "hit" }
+  | { ok: false; code: ErrorCode; headers?: Record<string, string>; lookup: CacheLookup };
+
+/** Redis could not be asked: the one failure admit() throws. */
+export class AuthCacheDown extends Error {
+  constructor(cause: unknown) {
+    super("the key cache could not be read", { cause });
+    this.name = "AuthCacheDown";
+  }
 }
 
 /**
@@ -26,34 +45,38 @@ export class Authenticator {
     private readonly quota: QuotaView,
   ) {}
 
-  /** `authorization`: every Authorization header the caller sent (see soleHeader in http/proxy.ts). */
+  /**
+   * `authorization`, `providerKey`: every such header the caller sent (see soleHeader in
+   * http/proxy.ts): a repeated one is refused rather than guessed at.
+   */
   async admit(
     authorization: string | readonly string[] | undefined,
     providerKey: string | readonly string[] | undefined,
     nowMs: number,
-  ): Promise<Admitted> {
+  ): Promise<Verdict> {
     const rawKey = bearerOf(authorization);
-    if (rawKey === undefined) throw new ApiError("missing_api_key");
-    if (!isWellFormedKey(rawKey)) throw new ApiError("invalid_api_key");
+    if (rawKey === undefined) return { ok: false, code: "missing_api_key", lookup: undefined };
+    if (!isWellFormedKey(rawKey)) return { ok: false, code: "invalid_api_key", lookup: undefined };
     const keyHash = hashKey(rawKey);
     const nowSeconds = Math.floor(nowMs / 1000);
     const hasProviderKey = typeof providerKey === "string" && providerKey !== "";
     const lookup = await this.lookup(keyHash, nowSeconds, hasProviderKey);
-    if (lookup.kind === "absent") throw new ApiError("invalid_api_key");
+    if (lookup.kind === "unavailable") return { ok: false, code: "auth_cache_unavailable", lookup: undefined };
+    if (lookup.kind === "absent") return { ok: false, code: "invalid_api_key", lookup: "miss" };
     // Sent twice: Node would join them ("a, b") into a key nobody sent.
-    if (Array.isArray(providerKey)) throw new ApiError("repeated_provider_key");
-    if (!hasProviderKey) throw new ApiError("missing_provider_key");
+    if (Array.isArray(providerKey)) return { ok: false, code: "repeated_provider_key", lookup: "hit" };
+    if (!hasProviderKey) return { ok: false, code: "missing_provider_key", lookup: "hit" };
     const rateLimit = { limit: lookup.limit, remaining: lookup.remaining, resetSeconds: lookup.resetSeconds };
     if (lookup.kind === "limited") {
-      throw new ApiError("rate_limit_exceeded", {
-        headers: { ...rateLimitHeaders(rateLimit), "Retry-After": String(rateLimit.resetSeconds) },
-      });
+      const headers = { ...rateLimitHeaders(rateLimit), "Retry-After": String(rateLimit.resetSeconds) };
+      return { ok: false, code: "rate_limit_exceeded", headers, lookup: "hit" };
     }
     if (this.quota.isExceeded(lookup.key.account_id, nowMs)) {
       this.release({ key: lookup.key, keyHash, rateLimit }, nowMs);
-      throw new ApiError("token_quota_exceeded", { headers: { "Retry-After": String(secondsToNextMonth(nowMs)) } });
+      const headers = { "Retry-After": String(secondsToNextMonth(nowMs)) };
+      return { ok: false, code: "token_quota_exceeded", headers, lookup: "hit" };
     }
-    return { key: lookup.key, keyHash, rateLimit };
+    return { ok: true, admitted: { key: lookup.key, keyHash, rateLimit }, lookup: "hit" };
   }
 
   /**
@@ -64,7 +87,7 @@ export class Authenticator {
     void this.script.uncount(admitted.keyHash, Math.floor(nowMs / 1000)).catch(() => undefined);
   }
 
-  private async lookup(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
+  private async lookup(keyHash: string, nowSeconds: number, count: boolean): Promise<Lookup> {
     const lookup = await this.runScript(keyHash, nowSeconds, count);
     return lookup.kind === "absent" ? this.confirmAbsent(keyHash, nowSeconds, count) : lookup;
   }
@@ -78,39 +101,37 @@ export class Authenticator {
    * stamp seen after says no flush came in between. Only unknown and revoked keys pay
    * the extra round trips.
    */
-  private async confirmAbsent(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
+  private async confirmAbsent(keyHash: string, nowSeconds: number, count: boolean): Promise<Lookup> {
     const before = await this.generation();
-    if (before === null) throw new ApiError("auth_cache_unavailable");
+    if (before === null) return UNAVAILABLE;
     const again = await this.runScript(keyHash, nowSeconds, count);
     if (again.kind !== "absent") return again;
-    if ((await this.generation()) !== before) throw new ApiError("auth_cache_unavailable");
+    if ((await this.generation()) !== before) return UNAVAILABLE;
     return again;
   }
 
   private async runScript(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
     try {
       return await this.script.run(keyHash, nowSeconds, count);
-    } catch {
-      throw new ApiError("auth_cache_unavailable");
+    } catch (err) {
+      throw new AuthCacheDown(err);
     }
   }
 
-  /** The cache's generation stamp; null when missing or unreadable. */
+  /** The cache's generation stamp; null when missing. */
   private async generation(): Promise<string | null> {
     try {
       return await this.redis.get(CACHE_GENERATION_KEY);
-    } catch {
-      return null;
+    } catch (err) {
+      throw new AuthCacheDown(err);
     }
   }
 }
 
-/**
- * The service key of the Authorization header(s): undefined when there is no Bearer
- * credential at all (no header, another scheme such as Basic, a bare "Bearer": spec
- * section 7's "no Authorization: Bearer header", 401 Missing API key), "" when a Bearer
- * header is there but malformed or sent twice (401 Invalid API key).
- */
+/** The cache holds no verdict on the key right now (flushed, being rewritten): 503, never 401. */
+const UNAVAILABLE = { kind: "unavailable" } as const;
+type Lookup = AuthLookup | typeof UNAVAILABLE;
+
 function bearerOf(header: string | readonly string[] | undefined): string | undefined {
   // Sent twice: which one counts would be a guess (a proxy in front may have read the
   // other), so neither does.

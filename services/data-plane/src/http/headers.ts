@@ -26,14 +26,15 @@ const ANSWERED_HERE = new Set(["expect", "content-length", "content-encoding"]);
 /**
  * The headers the upstream receives: the caller's, less hop-by-hop ones (and those its
  * Connection header names), our credentials and what the proxy answered itself, plus the
- * provider's own (its key where the provider wants it) and the new body's length. The
+ * provider's own (its key where the provider wants it) and the new body's length (none
+ * for a request without a body). The
  * usage tap reads the body, so it is asked for uncompressed. `host` is left for
  * http-proxy (changeOrigin) to set to the upstream's.
  */
 export function upstreamRequestHeaders(
   caller: IncomingHttpHeaders,
   provider: Record<string, string>,
-  contentLength: number,
+  contentLength: number | undefined,
 ): IncomingHttpHeaders {
   const listed = new Set(
     String(caller.connection ?? "")
@@ -46,7 +47,7 @@ export function upstreamRequestHeaders(
     out[name] = value;
   }
   Object.assign(out, provider);
-  out["content-length"] = String(contentLength);
+  if (contentLength !== undefined) out["content-length"] = String(contentLength);
   out["accept-encoding"] = "identity";
   return out;
 }

@@ -6,13 +6,19 @@ import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
 import type { UsageEvent } from "@terse/usage-events";
+import {
+  type Operation,
+  type Resolved,
+  SseSplitter,
+  type UpstreamRequest,
+  type WireFormatAdapter,
+} from "@terse/wire-formats";
 import httpProxy from "http-proxy";
-import { type Admitted, type Authenticator, rateLimitHeaders } from "../domain/authenticate.ts";
-import { type ResolvedRoute, requireModel, type UpstreamRequest } from "../domain/providers.ts";
+import { type Admitted, AuthCacheDown, type Authenticator, rateLimitHeaders } from "../domain/authenticate.ts";
+import { requireModel } from "../domain/model-name.ts";
 import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
-import { UsageChunkFilter } from "../domain/usage-chunk-filter.ts";
-import { SseSplitter, UsageTap } from "../domain/usage-tap.ts";
+import { UsageTap } from "../domain/usage-tap.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { CallerGone, readJsonObject } from "./body.ts";
 import { responseHeaders, upstreamRequestHeaders } from "./headers.ts";
@@ -27,19 +33,34 @@ export interface ProxyDeps {
   metrics: ProxyMetrics;
 }
 
-/** One proxied request from admission to its usage event. */
+/** Milliseconds spent in each stage before the upstream answered (Server-Timing). */
+interface Timing {
+  /** The key cache round trip(s): authentication, rpm and quota. */
+  auth: number;
+  /** Reading (and decoding) the request body. */
+  body: number;
+  /** compressRequest alone. */
+  compression: number;
+  /** From sending upstream to the response head. */
+  ttfb?: number;
+}
+
+/** One request admitted to the proxy, from the upstream call to its usage event. */
 interface Exchange {
   id: string;
   startedAt: number;
   start: bigint;
+  method: string;
+  path: string;
+  adapter: WireFormatAdapter;
+  op: Operation;
   admitted: Admitted;
-  resolved: ResolvedRoute;
-  model: string;
+  model: string | undefined;
   providerKey: string;
   upstream: UpstreamRequest;
-  payload: Buffer;
-  compression: CompressionResult;
-  timing: { auth: number; compress: number; ttfb?: number };
+  payload: Buffer | undefined;
+  compression: CompressionResult | undefined;
+  timing: Timing;
   tap: UsageTap;
   proxyReq?: ClientRequest;
   proxyRes?: IncomingMessage;
@@ -65,8 +86,9 @@ const MAX_TAPPED_BODY = 32 * 1024 * 1024;
 const msSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 
 /**
- * The hot path, top to bottom: authenticate, limit, compress, forward, meter.
- * http-proxy with keep-alive agents does the forwarding; the response is handled here
+ * The hot path, top to bottom: authenticate, limit, read, compress, forward, meter. What
+ * differs between wire formats is asked of the request's adapter. http-proxy with
+ * keep-alive agents does the forwarding; the response is handled here
  * (selfHandleResponse) so it can be relayed chunk by chunk while usage is read on the side.
  */
 export function createProxyHandler(deps: ProxyDeps) {
@@ -92,6 +114,87 @@ export function createProxyHandler(deps: ProxyDeps) {
     if (ex) relayResponse(ex, proxyRes, res as ServerResponse);
   });
 
+  /** Handles one request to a proxy route. Never throws. */
+  return async function handle(req: IncomingMessage, res: ServerResponse, resolved: Resolved): Promise<void> {
+    const id = newRequestId();
+    const start = process.hrtime.bigint();
+    const startedAt = Date.now();
+    const { adapter, op } = resolved;
+    const refuse = (err: unknown) => {
+      // A caller that hung up mid-body is no fault of ours: no answer, no error logged.
+      const status = err instanceof CallerGone ? CLIENT_CLOSED_REQUEST : sendError(res, err, id, logger);
+      if (err instanceof ApiError) metrics.refusals.inc({ code: err.code });
+      complete({ id, start, method: req.method, path: pathOf(req.url), provider: adapter.provider, status });
+    };
+
+    let admitted: Admitted | undefined;
+    try {
+      const verdict = await deps.authenticator.admit(
+        soleHeader(req, "authorization"),
+        soleHeader(req, "x-provider-key"),
+        startedAt,
+      );
+      if (verdict.lookup) metrics.authLookups.inc({ result: verdict.lookup });
+      if (!verdict.ok) return refuse(new ApiError(verdict.code, { headers: verdict.headers }));
+      admitted = verdict.admitted;
+      const auth = msSince(start);
+
+      const body = op.method === "POST" ? (await readJsonObject(req, config.MAX_BODY_BYTES)).body : undefined;
+      const bodyMs = msSince(start) - auth;
+      const model = body && op.kind !== "list_models" ? requireModel(adapter.model(body, op)) : undefined;
+
+      const compressStart = process.hrtime.bigint();
+      const compression = body ? compress(adapter, op, body, admitted, logger, id) : undefined;
+      const sent = (compression?.body as Record<string, unknown> | undefined) ?? body;
+      const compressionMs = msSince(compressStart);
+
+      const providerKey = req.headers["x-provider-key"] as string;
+      const upstream = adapter.upstream({
+        base: baseUrl(config, adapter),
+        op,
+        body: sent,
+        providerKey,
+        model,
+        query: queryOf(req.url),
+        callerHeaders: req.headers,
+      });
+      const ex: Exchange = {
+        id,
+        startedAt,
+        start,
+        method: req.method ?? "",
+        path: pathOf(req.url),
+        adapter,
+        op,
+        admitted,
+        model,
+        providerKey,
+        upstream,
+        payload: upstream.body ? Buffer.from(JSON.stringify(upstream.body)) : undefined,
+        compression,
+        timing: { auth, body: bodyMs, compression: compressionMs },
+        tap: new UsageTap(adapter),
+        timedOut: false,
+        finished: false,
+      };
+      (req as CarriesExchange)[EXCHANGE] = ex;
+      res.once("close", () => {
+        // The caller hung up: stop paying for tokens nobody reads. Still metered. (A
+        // response the proxy finished or cut short itself closes too: no abort of theirs.)
+        if (res.writableFinished || ex.finished) return;
+        ex.proxyReq?.destroy();
+        ex.proxyRes?.destroy();
+        metrics.clientAborts.inc();
+        finish(ex, ex.proxyRes?.statusCode ?? CLIENT_CLOSED_REQUEST);
+      });
+      forward(ex, req, res);
+    } catch (err) {
+      // Admitted, then refused for its body: nothing was forwarded, so it does not count.
+      if (admitted) deps.authenticator.release(admitted, startedAt);
+      refuse(err instanceof AuthCacheDown ? new ApiError("auth_cache_unavailable") : err);
+    }
+  };
+
   /**
    * Hands the exchange to http-proxy. The caller's request object carries the upstream's
    * headers (http-proxy copies `req.headers`; the body was read already), and the new
@@ -99,11 +202,7 @@ export function createProxyHandler(deps: ProxyDeps) {
    * upstream request, so a stand-in whose pipe() ends it with the payload saves a stream.
    */
   function forward(ex: Exchange, req: IncomingMessage, res: ServerResponse): void {
-    const provider = { ...ex.upstream.headers };
-    if (ex.resolved.route.provider === "anthropic" && !req.headers["anthropic-version"]) {
-      provider["anthropic-version"] = "2023-06-01";
-    }
-    req.headers = upstreamRequestHeaders(req.headers, provider, ex.payload.length);
+    req.headers = upstreamRequestHeaders(req.headers, ex.upstream.headers, ex.payload?.length);
     const payload = ex.payload;
     proxy.web(
       req,
@@ -141,12 +240,15 @@ export function createProxyHandler(deps: ProxyDeps) {
 
   function relayResponse(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
     ex.proxyRes = proxyRes;
-    ex.timing.ttfb = msSince(ex.start) - ex.timing.auth - ex.timing.compress;
-    metrics.upstreamTtfb.observe({ provider: ex.resolved.route.provider }, ex.timing.ttfb / 1000);
+    ex.timing.ttfb = msSince(ex.start) - ex.timing.auth - ex.timing.body - ex.timing.compression;
+    metrics.upstreamTtfb.observe({ provider: ex.adapter.provider }, ex.timing.ttfb / 1000);
     const status = proxyRes.statusCode ?? 502;
     const isSse = /^text\/event-stream/i.test(String(proxyRes.headers["content-type"] ?? ""));
-    const rewrites = status >= 400 || (isSse && ex.upstream.stripUsageChunk);
-    res.writeHead(status, { ...responseHeaders(proxyRes.headers, rewrites), ...ownHeaders(ex) });
+    const filter = status < 400 && isSse ? ex.upstream.streamFilter?.() : undefined;
+    res.writeHead(status, {
+      ...responseHeaders(proxyRes.headers, status >= 400 || filter !== undefined),
+      ...ownHeaders(ex),
+    });
     // An upstream that dies once its headers are here (reset, closed connection) may end
     // proxyRes without an error on the request, the only thing http-proxy watches: the
     // caller's response would stay open for ever. A body cut short is cut for the caller too.
@@ -154,7 +256,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       if (!proxyRes.complete) onProxyError(ex, res);
     });
     if (status >= 400) relayError(ex, proxyRes, res, status);
-    else if (isSse) relaySse(ex, proxyRes, res);
+    else if (isSse) relaySse(ex, proxyRes, res, filter);
     else relayJson(ex, proxyRes, res);
   }
 
@@ -172,8 +274,17 @@ export function createProxyHandler(deps: ProxyDeps) {
     });
   }
 
-  function relaySse(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
-    const filter = ex.upstream.stripUsageChunk ? new UsageChunkFilter() : undefined;
+  /**
+   * Relays the stream as it comes, through the adapter's filter when terse changed what
+   * the upstream sends (never holding more than a partial line), and reads usage from
+   * its events on the side.
+   */
+  function relaySse(
+    ex: Exchange,
+    proxyRes: IncomingMessage,
+    res: ServerResponse,
+    filter: ReturnType<NonNullable<UpstreamRequest["streamFilter"]>> | undefined,
+  ): void {
     const tap = new SseSplitter((_raw, data) => ex.tap.observe(data));
     proxyRes.setEncoding("utf8");
     proxyRes.on("data", (chunk: string) => {
@@ -206,58 +317,77 @@ export function createProxyHandler(deps: ProxyDeps) {
   function ownHeaders(ex: Exchange): Record<string, string> {
     const h: Record<string, string> = {
       "X-Terse-Request-Id": ex.id,
-      "Server-Timing": serverTiming(ex),
+      "Server-Timing": serverTiming(ex.timing),
       ...rateLimitHeaders(ex.admitted.rateLimit),
     };
-    if (ex.compression.intensity) h["X-Compression-Intensity"] = ex.compression.intensity;
+    if (ex.compression?.intensity) h["X-Compression-Intensity"] = ex.compression.intensity;
     return h;
   }
 
+  /** The end of a forwarded request, however it ended: metered once (model calls), logged once. */
   function finish(ex: Exchange, status: number): void {
     if (ex.finished) return;
     ex.finished = true;
-    const event = usageEventOf(ex, status);
-    deps.publisher.publish(event);
-    const ms = msSince(ex.start);
-    const labels = { provider: ex.resolved.route.provider, status: String(status) };
+    const event = ex.op.kind === "generate" ? usageEventOf(ex, status) : undefined;
+    if (event) deps.publisher.publish(event);
+    complete({
+      id: ex.id,
+      start: ex.start,
+      method: ex.method,
+      path: ex.path,
+      provider: ex.adapter.provider,
+      status,
+      model: ex.model,
+      keyId: ex.admitted.key.key_id,
+      streamed: ex.upstream.streamed,
+      event,
+    });
+  }
+
+  /** Every answered request, refused or forwarded: its metrics and its one log line (never a key). */
+  function complete(c: Completion): void {
+    const ms = msSince(c.start);
+    const labels = { provider: c.provider, status: String(c.status) };
     metrics.requests.inc(labels);
     metrics.duration.observe(labels, ms / 1000);
     logger.info(
       {
-        req_id: ex.id,
-        provider: ex.resolved.route.provider,
-        model: ex.model,
-        status,
+        req_id: c.id,
+        method: c.method,
+        path: c.path,
+        status: c.status,
         ms: Math.round(ms * 10) / 10,
-        key_id: ex.admitted.key.key_id,
-        streamed: ex.upstream.streamed,
-        in: event.input_tokens,
-        out: event.output_tokens,
-        estimated: event.estimated,
+        provider: c.provider,
+        model: c.model,
+        key_id: c.keyId,
+        streamed: c.streamed,
+        in: c.event?.input_tokens,
+        out: c.event?.output_tokens,
+        estimated: c.event?.estimated,
       },
-      "proxied",
+      c.keyId ? "proxied" : "refused",
     );
   }
 
   function usageEventOf(ex: Exchange, status: number): UsageEvent {
     const reported = ex.tap.usage;
-    const input = reported ? reported.input : estimatedInput(ex);
+    const input = reported ? reported.input : estimateTokens(requestText(ex.upstream.body));
     const output = reported ? reported.output : estimateTokens(ex.tap.text);
-    const saved = Math.max(0, ex.compression.input_tokens_saved);
+    const saved = Math.max(0, ex.compression?.input_tokens_saved ?? 0);
     return {
       event_id: ex.id,
       key_id: ex.admitted.key.key_id,
       account_id: ex.admitted.key.account_id,
-      provider: ex.resolved.route.provider,
-      model: ex.model,
+      provider: ex.adapter.provider,
+      model: ex.model ?? "",
       status,
       streamed: ex.upstream.streamed,
       input_tokens: input,
       output_tokens: output,
       input_tokens_before_compression: input + saved,
       estimated: reported === undefined,
-      intensity: ex.compression.intensity,
-      compression_reason: ex.compression.reason.slice(0, 256),
+      intensity: ex.compression?.intensity ?? null,
+      compression_reason: ex.compression ? ex.compression.reason.slice(0, 256) : null,
       latency_ms: Math.round(msSince(ex.start)),
       started_at: new Date(ex.startedAt).toISOString(),
     };
@@ -273,111 +403,64 @@ export function createProxyHandler(deps: ProxyDeps) {
     const status = sendError(res, new ApiError(code), ex.id, logger);
     finish(ex, status);
   }
-
-  /** Handles one request to a proxy route. Never throws. */
-  return async function handle(req: IncomingMessage, res: ServerResponse, resolved: ResolvedRoute): Promise<void> {
-    const id = newRequestId();
-    const start = process.hrtime.bigint();
-    const startedAt = Date.now();
-    let admitted: Admitted | undefined;
-    try {
-      admitted = await deps.authenticator.admit(
-        soleHeader(req, "authorization"),
-        soleHeader(req, "x-provider-key"),
-        startedAt,
-      );
-      const providerKey = req.headers["x-provider-key"] as string;
-      const authMs = msSince(start);
-      metrics.authLookups.inc({ result: "hit" });
-      const { body } = await readJsonObject(req, config.MAX_BODY_BYTES);
-      const model = requireModel(resolved.route, body, resolved.pathModel);
-      const compression = compress(resolved, body, admitted, logger, id);
-      const compressMs = msSince(start) - authMs;
-      const stream = resolved.pathStream ?? body.stream === true;
-      const upstream = resolved.route.upstream(
-        resolved.base,
-        compression.body as Record<string, unknown>,
-        providerKey,
-        model,
-        queryOf(req.url),
-        stream,
-      );
-      const ex: Exchange = {
-        id,
-        startedAt,
-        start,
-        admitted,
-        resolved,
-        model,
-        providerKey,
-        upstream,
-        payload: Buffer.from(JSON.stringify(upstream.body)),
-        compression,
-        timing: { auth: authMs, compress: compressMs },
-        tap: new UsageTap(resolved.route.provider),
-        timedOut: false,
-        finished: false,
-      };
-      (req as CarriesExchange)[EXCHANGE] = ex;
-      res.once("close", () => {
-        // The caller hung up: stop paying for tokens nobody reads. Still metered. (A
-        // response the proxy finished or cut short itself closes too: no abort of theirs.)
-        if (res.writableFinished || ex.finished) return;
-        ex.proxyReq?.destroy();
-        ex.proxyRes?.destroy();
-        metrics.clientAborts.inc();
-        finish(ex, ex.proxyRes?.statusCode ?? CLIENT_CLOSED_REQUEST);
-      });
-      forward(ex, req, res);
-    } catch (err) {
-      // Admitted, then refused for its body: nothing was forwarded, so it does not count.
-      if (admitted) deps.authenticator.release(admitted, startedAt);
-      // A caller that hung up mid-body is no fault of ours: no answer, no error logged.
-      const status = err instanceof CallerGone ? CLIENT_CLOSED_REQUEST : sendError(res, err, id, logger);
-      if (err instanceof ApiError) {
-        metrics.refusals.inc({ code: err.code });
-        if (err.code === "invalid_api_key") metrics.authLookups.inc({ result: "miss" });
-        if (err.code === "rate_limit_exceeded" || err.code === "token_quota_exceeded")
-          metrics.authLookups.inc({ result: "hit" });
-      }
-      const labels = { provider: resolved.route.provider, status: String(status) };
-      metrics.requests.inc(labels);
-      metrics.duration.observe(labels, msSince(start) / 1000);
-    }
-  };
 }
 
+/** What the one log line and the metrics of a request need. */
+interface Completion {
+  id: string;
+  start: bigint;
+  method: string | undefined;
+  path: string;
+  provider: string;
+  status: number;
+  model?: string;
+  keyId?: string;
+  streamed?: boolean;
+  event?: UsageEvent;
+}
+
+/**
+ * Compresses what the adapter lets compression see of the request. A compression bug
+ * must never cost the caller their request: it is then forwarded as sent.
+ */
 function compress(
-  resolved: ResolvedRoute,
+  adapter: WireFormatAdapter,
+  op: Operation,
   body: Record<string, unknown>,
   admitted: Admitted,
   logger: Logger,
   id: string,
-): CompressionResult {
+): CompressionResult | undefined {
+  const part = adapter.compressible(body, op);
+  if (!part) return undefined;
   const k = admitted.key;
   try {
-    return compressRequest(resolved.route.provider, body, {
+    const result = compressRequest(adapter.id, part.body, {
       intensity: k.intensity,
       auto_compress_input: k.auto_compress_input,
       smart_detect_enabled: k.smart_detect_enabled,
       context_compress: k.context_compress,
       context_compress_level: k.context_compress_level,
     });
+    return { ...result, body: part.put(result.body as Record<string, unknown>) };
   } catch (err) {
-    // A compression bug must never cost the caller their request: forward it as sent.
     logger.error({ err, req_id: id }, "compression failed; forwarding the original body");
     return { body, intensity: null, reason: "compression error", input_tokens_saved: 0 };
   }
 }
 
-/** No usage from the upstream (an error, an abort): count what was sent. */
-function estimatedInput(ex: Exchange): number {
-  return estimateTokens(requestText(ex.upstream.body));
+function baseUrl(config: DataPlaneConfig, adapter: WireFormatAdapter): string {
+  const url = config[adapter.baseUrl];
+  return url.endsWith("/") ? url.slice(0, -1) : url;
 }
 
-function serverTiming(ex: Exchange): string {
-  const parts = [`auth;dur=${ex.timing.auth.toFixed(2)}`, `compression;dur=${ex.timing.compress.toFixed(2)}`];
-  if (ex.timing.ttfb !== undefined) parts.push(`upstream;desc="time to first byte";dur=${ex.timing.ttfb.toFixed(2)}`);
+function serverTiming(t: Timing): string {
+  const parts = [
+    `auth;dur=${t.auth.toFixed(2)}`,
+    `body;desc="request body read";dur=${t.body.toFixed(2)}`,
+    `compression;dur=${t.compression.toFixed(2)}`,
+  ];
+  if (t.ttfb !== undefined) parts.push(`upstream;desc="time to first byte";dur=${t.ttfb.toFixed(2)}`);
   return parts.join(", ");
 }
 
@@ -410,7 +493,7 @@ function safeParse(text: string): unknown {
 
 /**
  * A header that must come once: its value, or all its values when it came more often
- * (Node's `req.headers` keeps the first of a repeated Authorization and drops the rest).
+ * (Node's `req.headers` keeps the first of a repeated Authorization and joins others).
  */
 function soleHeader(req: IncomingMessage, name: string): string | string[] | undefined {
   const values: string[] = [];
@@ -419,6 +502,11 @@ function soleHeader(req: IncomingMessage, name: string): string | string[] | und
     if (raw[i]?.length === name.length && raw[i]?.toLowerCase() === name) values.push(raw[i + 1] ?? "");
   }
   return values.length > 1 ? values : values[0];
+}
+
+function pathOf(url: string | undefined): string {
+  const i = url?.indexOf("?") ?? -1;
+  return i >= 0 && url ? url.slice(0, i) : (url ?? "/");
 }
 
 function queryOf(url: string | undefined): string {

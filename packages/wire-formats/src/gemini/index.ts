@@ -1,0 +1,99 @@
+import type { Operation, WireFormatAdapter } from "../adapter.ts";
+import { isRecord, paramsOf, stringOf } from "../json.ts";
+
+// Gemini generateContent: terse's own `POST /v1/generateContent` (model and stream in
+// the body) and the native paths the Gemini SDKs and CLI call
+// (`/v1beta/models/{model}:generateContent`, `:streamGenerateContent`, `:countTokens`,
+// `GET /v1beta/models`). The provider key goes upstream as the `key` query parameter.
+
+/** `/{version}/models/{model}:{method}` as the Gemini clients call it (the SDK with a base URL says v1). */
+const NATIVE_CALL = /^\/(v1beta|v1alpha|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
+/** Gemini's model list; `/v1/models` is OpenAI's and Anthropic's, so only the preview versions. */
+const NATIVE_MODELS = /^\/(v1beta|v1alpha)\/models(?:\/[^/:]+)?$/;
+
+const OWN_GENERATE: Operation = { kind: "generate", method: "POST", path: "/v1/generateContent" };
+
+/** The decoded segment, or undefined for a malformed escape (`%zz`, bytes that are not UTF-8): no route of ours. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+export const gemini: WireFormatAdapter = {
+  id: "gemini",
+  provider: "gemini",
+  baseUrl: "GEMINI_BASE_URL",
+
+  route(path) {
+    if (path === "/v1/generateContent") return OWN_GENERATE;
+    const call = NATIVE_CALL.exec(path);
+    if (call) {
+      const pathModel = decodeSegment(call[2] ?? "");
+      if (pathModel === undefined) return null;
+      const method = call[3];
+      return {
+        kind: method === "countTokens" ? "count_tokens" : "generate",
+        method: "POST",
+        path,
+        pathModel,
+        pathStream: method === "streamGenerateContent",
+      };
+    }
+    if (NATIVE_MODELS.test(path)) return { kind: "list_models", method: "GET", path };
+    return null;
+  },
+
+  model: (body, op) => op.pathModel ?? stringOf(body.model),
+
+  compressible(body, op) {
+    if (op.kind === "generate") return { body, put: (c) => c };
+    // countTokens counts a whole request only when it is wrapped in generateContentRequest;
+    // bare `contents` have no system slot, and are counted as sent.
+    const inner = body.generateContentRequest;
+    if (op.kind === "count_tokens" && isRecord(inner)) {
+      return { body: inner, put: (c) => ({ ...body, generateContentRequest: c }) };
+    }
+    return null;
+  },
+
+  upstream({ base, op, body, providerKey, model, query }) {
+    const params = paramsOf(query);
+    params.delete("key");
+    const stream = op.pathStream ?? body?.stream === true;
+    let path = op.path;
+    let sent = body;
+    if (op.kind === "count_tokens") path = `/v1beta/models/${encodeURIComponent(model ?? "")}:countTokens`;
+    if (op.kind === "generate") {
+      // The real API rejects unknown fields: model and stream are terse's, not Gemini's.
+      const { model: _m, stream: _s, ...rest } = body ?? {};
+      sent = rest;
+      if (stream) params.set("alt", "sse");
+      const method = stream ? "streamGenerateContent" : "generateContent";
+      // Always v1beta upstream, whatever version the caller named: the fields terse may
+      // add (systemInstruction) are v1beta's, and it serves every field of v1.
+      path = `/v1beta/models/${encodeURIComponent(model ?? "")}:${method}`;
+    }
+    params.set("key", providerKey);
+    return { url: `${base}${path}?${params.toString()}`, method: op.method, body: sent, headers: {}, streamed: stream };
+  },
+
+  usage(data) {
+    const m = data.usageMetadata as
+      | { promptTokenCount?: number; candidatesTokenCount?: number; thoughtsTokenCount?: number }
+      | undefined;
+    return m
+      ? { input: m.promptTokenCount ?? 0, output: (m.candidatesTokenCount ?? 0) + (m.thoughtsTokenCount ?? 0) }
+      : undefined;
+  },
+
+  text(data) {
+    const candidates = Array.isArray(data.candidates) ? data.candidates : [];
+    return candidates
+      .flatMap((c) => (isRecord(c) && isRecord(c.content) && Array.isArray(c.content.parts) ? c.content.parts : []))
+      .map((p) => (isRecord(p) ? (stringOf(p.text) ?? "") : ""))
+      .join("");
+  },
+};

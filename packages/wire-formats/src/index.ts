@@ -1,0 +1,38 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { type Operation, WIRE_FORMATS, type WireFormat, type WireFormatAdapter } from "./adapter.ts";
+import { anthropicMessages } from "./anthropic-messages/index.ts";
+import { gemini } from "./gemini/index.ts";
+import { openaiChat } from "./openai-chat/index.ts";
+import { openaiResponses } from "./openai-responses/index.ts";
+
+export * from "./adapter.ts";
+export { isRecord } from "./json.ts";
+export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";
+export { SseSplitter } from "./sse.ts";
+
+/** Every wire format terse serves: a new one is a new adapter and one line here. */
+export const ADAPTERS: Readonly<Record<WireFormat, WireFormatAdapter>> = {
+  openai: openaiChat,
+  anthropic: anthropicMessages,
+  gemini,
+  "openai-responses": openaiResponses,
+};
+
+const ordered = WIRE_FORMATS.map((id) => ADAPTERS[id]);
+
+export interface Resolved {
+  adapter: WireFormatAdapter;
+  op: Operation;
+}
+
+/**
+ * The adapter and operation a request names, or null for a path no format serves.
+ * The method is not part of the match: a known path asked with another method is a 405.
+ */
+export function resolveOperation(path: string, headers: IncomingHttpHeaders): Resolved | null {
+  for (const adapter of ordered) {
+    const op = adapter.route(path, headers);
+    if (op) return { adapter, op };
+  }
+  return null;
+}

@@ -1,0 +1,62 @@
+import type { Operation, WireFormatAdapter } from "../adapter.ts";
+import { isRecord, stringOf } from "../json.ts";
+import { UsageChunkFilter } from "./usage-chunk-filter.ts";
+
+// OpenAI chat completions (`POST /v1/chat/completions`), and the model list every OpenAI
+// client asks for (`GET /v1/models`, which Anthropic shares: see anthropic-messages).
+// The provider key goes upstream as `Authorization: Bearer`.
+
+const GENERATE: Operation = { kind: "generate", method: "POST", path: "/v1/chat/completions" };
+
+/** `/v1/models` and `/v1/models/{id}`; `ANTHROPIC_VERSION` present means Anthropic's. */
+export const MODELS_PATH = /^\/v1\/models(?:\/[^/:]+)?$/;
+
+export const openaiChat: WireFormatAdapter = {
+  id: "openai",
+  provider: "openai",
+  baseUrl: "OPENAI_BASE_URL",
+
+  route(path, headers) {
+    if (path === "/v1/chat/completions") return GENERATE;
+    if (MODELS_PATH.test(path) && headers["anthropic-version"] === undefined) {
+      return { kind: "list_models", method: "GET", path };
+    }
+    return null;
+  },
+
+  model: (body) => stringOf(body.model),
+
+  compressible: (body, op) => (op.kind === "generate" ? { body, put: (c) => c } : null),
+
+  upstream({ base, op, body, providerKey, query }) {
+    const streamed = body?.stream === true;
+    const options = isRecord(body?.stream_options) ? body.stream_options : {};
+    // The usage of a stream comes only when asked for: terse asks, and removes the extra
+    // chunk again for a caller who did not.
+    const addsUsageChunk = body !== undefined && streamed && options.include_usage !== true;
+    return {
+      url: `${base}${op.path}${query}`,
+      method: op.method,
+      body: addsUsageChunk ? { ...body, stream_options: { ...options, include_usage: true } } : body,
+      headers: { authorization: `Bearer ${providerKey}` },
+      streamed,
+      streamFilter: addsUsageChunk ? () => new UsageChunkFilter() : undefined,
+    };
+  },
+
+  usage(data) {
+    const u = data.usage as { prompt_tokens?: number; completion_tokens?: number } | null | undefined;
+    return u ? { input: u.prompt_tokens ?? 0, output: u.completion_tokens ?? 0 } : undefined;
+  },
+
+  text(data) {
+    const choices = Array.isArray(data.choices) ? data.choices : [];
+    return choices
+      .map((c) => {
+        if (!isRecord(c)) return "";
+        const part = isRecord(c.delta) ? c.delta : isRecord(c.message) ? c.message : {};
+        return stringOf(part.content) ?? "";
+      })
+      .join("");
+  },
+};
