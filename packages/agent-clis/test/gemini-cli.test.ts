@@ -4,6 +4,7 @@ import type { ScriptedToolCall } from "@terse/fake-provider";
 import { expect } from "chai";
 import {
   type AgentRig,
+  carriesInstruction,
   expectCredentialsSwapped,
   expectToolRoundTrip,
   expectUsageRecorded,
@@ -74,12 +75,14 @@ describe("Gemini CLI through terse", function () {
     expect(agent.rig.fake.unrouted).to.deep.equal([]);
     expectCredentialsSwapped(received, agent.serviceKey, PROVIDER_KEY);
     expectToolRoundTrip(received, script, ws.marker);
-    // The model router's call asks for JSON and got it (the run would have failed otherwise).
+    // The model router's call asks for JSON and got it (the run would have failed otherwise);
+    // terse leaves structured-output calls without its instruction, which would fight the schema.
     const routing = modelCalls(received).filter(
       (r) =>
         (r.body.generationConfig as { responseMimeType?: string } | undefined)?.responseMimeType === "application/json",
     );
     expect(routing, "the JSON-mode routing call").not.to.be.empty;
+    for (const call of routing) expect(carriesInstruction(call), "instruction in a JSON-mode call").to.equal(false);
     expect(modelCalls(received).map((r) => r.endpoint)).to.include("streamGenerateContent");
     await expectUsageRecorded(agent, received);
   });
