@@ -1,7 +1,7 @@
 // Builds each service's runtime tree: what its container image holds under /app, and all
 // it needs to run with plain `node` (no tsx, no pnpm, no dev dependencies).
 //
-//   node scripts/build-services.mjs [--out DIR]    (default DIR: dist/runtime)
+//   node scripts/build-services.mjs [--out DIR] [--if-changed]    (default DIR: dist/runtime)
 //
 // DIR/<service>/ then holds:
 //   services/<service>/dist/*.mjs   one ES module per entry point: our TypeScript and every
@@ -12,12 +12,26 @@
 //   probe.mjs                       the container health check (scripts/probe.mjs)
 //
 // The Dockerfile copies DIR/<service> into /app; packages/ops-checks runs the same trees
-// as plain processes, so what the images run is what the tests ran.
+// as plain processes, so what the images run is what the tests ran. `npm start` runs them
+// too (scripts/start.ts), rebuilding only when an input changed: DIR/inputs.json holds a
+// hash of every file the last build read (esbuild's own list of the modules it bundled,
+// the assets, the lockfile and this script), and `--if-changed` builds only when one differs.
 //
 // Assets are found relative to the module that reads them (`import.meta.url`). Bundled,
 // every module would share the bundle's URL, so each source file's own `import.meta.url`
 // is rewritten to the URL it has in the repository layout, which the tree keeps.
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,8 +90,11 @@ const BANNER = [
   "const __terseSourceUrl = (path) => new URL(path, __terseTreeRoot).href;",
 ].join("\n");
 
+/** Bundles a service's entries into its tree; resolves to the files it read, from ROOT. */
 async function bundle(service, spec, tree) {
-  await build({
+  const result = await build({
+    absWorkingDir: ROOT,
+    metafile: true,
     entryPoints: Object.fromEntries(Object.entries(spec.entries).map(([name, file]) => [name, join(ROOT, file)])),
     outdir: join(tree, "services", service, "dist"),
     outExtension: { ".js": ".mjs" },
@@ -93,6 +110,7 @@ async function bundle(service, spec, tree) {
     legalComments: "none",
     logLevel: "warning",
   });
+  return Object.keys(result.metafile.inputs);
 }
 
 /** The directory of package `name` as Node would find it from `fromDir` (exports maps aside). */
@@ -122,26 +140,81 @@ function copyPackage(name, fromDir, tree, done) {
   }
 }
 
-/** Builds DIR/<service> for every service; returns DIR. */
+/** Every file under directory `dir`, from ROOT, sorted. */
+function filesUnder(dir) {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(ROOT, join(e.parentPath, e.name)))
+    .sort();
+}
+
+const sha256 = (data) => createHash("sha256").update(data).digest("hex");
+
+/**
+ * Path -> sha256 of what the build read there: a file's content, or for `dir/` the list
+ * of files in it (a file added to an asset directory is a change); "missing" when gone.
+ */
+function hashInputs(paths) {
+  const hashes = {};
+  for (const path of [...new Set(paths)].sort()) {
+    const full = join(ROOT, path);
+    if (!existsSync(full)) hashes[path] = "missing";
+    else hashes[path] = sha256(path.endsWith("/") ? filesUnder(path).join("\n") : readFileSync(full));
+  }
+  return hashes;
+}
+
+const STAMP = "inputs.json";
+/** Inputs no bundle lists: what decides how the trees are put together. */
+const BUILD_INPUTS = ["scripts/build-services.mjs", "scripts/probe.mjs", "pnpm-lock.yaml", "tsconfig.json"];
+
+/** Builds DIR/<service> for every service and records the inputs it read; returns DIR. */
 export async function buildServices(out = DEFAULT_OUT) {
+  rmSync(join(out, STAMP), { force: true }); // no stamp while the trees are half built
+  const inputs = [...BUILD_INPUTS];
   for (const [service, spec] of Object.entries(SERVICES)) {
     const tree = join(out, service);
     rmSync(tree, { recursive: true, force: true });
     mkdirSync(tree, { recursive: true });
-    await bundle(service, spec, tree);
+    inputs.push(...(await bundle(service, spec, tree)));
     for (const asset of spec.assets) {
       if (!existsSync(join(ROOT, asset))) throw new Error(`${asset} is missing: run node scripts/bootstrap.mjs first`);
       cpSync(join(ROOT, asset), join(tree, asset), { recursive: true });
+      inputs.push(...(statSync(join(ROOT, asset)).isDirectory() ? [`${asset}/`, ...filesUnder(asset)] : [asset]));
     }
     cpSync(join(ROOT, "scripts", "probe.mjs"), join(tree, "probe.mjs"));
     const done = new Set();
     for (const name of spec.natives) copyPackage(name, join(ROOT, "services", service), tree, done);
   }
+  writeFileSync(join(out, STAMP), `${JSON.stringify(hashInputs(inputs), null, 1)}\n`);
   return out;
+}
+
+/** The inputs whose content differs from what the last build in `out` read ([] when none). */
+export function changedInputs(out = DEFAULT_OUT) {
+  const stamp = join(out, STAMP);
+  if (!existsSync(stamp)) return ["(no previous build)"];
+  const recorded = JSON.parse(readFileSync(stamp, "utf8"));
+  const now = hashInputs(Object.keys(recorded));
+  return Object.keys(recorded).filter((path) => recorded[path] !== now[path]);
+}
+
+/** Builds the trees unless the last build in `out` read exactly the files there are now. */
+export async function buildServicesIfChanged(out = DEFAULT_OUT) {
+  const changed = changedInputs(out);
+  if (changed.length === 0) return { out, built: false, changed };
+  await buildServices(out);
+  return { out, built: true, changed };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const at = process.argv.indexOf("--out");
-  const out = await buildServices(at > 0 ? process.argv[at + 1] : DEFAULT_OUT);
-  process.stdout.write(`service trees in ${out}\n`);
+  const out = at > 0 ? process.argv[at + 1] : DEFAULT_OUT;
+  if (process.argv.includes("--if-changed")) {
+    const { built } = await buildServicesIfChanged(out);
+    process.stdout.write(`service trees in ${out}${built ? "" : " (up to date)"}\n`);
+  } else {
+    await buildServices(out);
+    process.stdout.write(`service trees in ${out}\n`);
+  }
 }
