@@ -3,6 +3,8 @@ import { expect } from "chai";
 import {
   type AgentRig,
   expectCredentialsSwapped,
+  expectEveryAnswerOk,
+  expectNoSecretsLogged,
   expectToolRoundTrip,
   expectUsageRecorded,
   makeWorkspace,
@@ -74,5 +76,7 @@ describe("Claude Code through terse", function () {
       expect(call.headers["anthropic-beta"]).to.include("claude-code-20250219");
     }
     await expectUsageRecorded(agent, received);
+    expectEveryAnswerOk(agent);
+    expectNoSecretsLogged(agent, [agent.serviceKey, PROVIDER_KEY]);
   });
 });

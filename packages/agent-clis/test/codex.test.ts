@@ -5,6 +5,8 @@ import { expect } from "chai";
 import {
   type AgentRig,
   expectCredentialsSwapped,
+  expectEveryAnswerOk,
+  expectNoSecretsLogged,
   expectToolRoundTrip,
   expectUsageRecorded,
   makeWorkspace,
@@ -57,9 +59,7 @@ describe("Codex CLI through terse", function () {
     await ws?.remove();
   });
 
-  // Pending until the data plane serves POST /v1/responses (issue 15): today terse answers
-  // it 404 and Codex gives up after its retries. Remove `.skip` once it does.
-  it.skip("runs a shell command with exec_command and answers from its output, every call compressed, keyed and metered", async () => {
+  it("runs a shell command with exec_command and answers from its output, every call compressed, keyed and metered", async () => {
     const answer = `The code word is ${ws.marker}.`;
     const script: ScriptedToolCall = { name: "exec_command", arguments: { cmd: "cat notes.txt" }, answer };
     agent.rig.fake.set({ toolCall: script });
@@ -99,5 +99,7 @@ describe("Codex CLI through terse", function () {
       expect(call.body.stream).to.equal(true);
     }
     await expectUsageRecorded(agent, received);
+    expectEveryAnswerOk(agent);
+    expectNoSecretsLogged(agent, [agent.serviceKey, PROVIDER_KEY]);
   });
 });

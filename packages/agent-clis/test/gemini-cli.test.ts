@@ -6,6 +6,8 @@ import {
   type AgentRig,
   carriesInstruction,
   expectCredentialsSwapped,
+  expectEveryAnswerOk,
+  expectNoSecretsLogged,
   expectToolRoundTrip,
   expectUsageRecorded,
   makeWorkspace,
@@ -85,5 +87,7 @@ describe("Gemini CLI through terse", function () {
     for (const call of routing) expect(carriesInstruction(call), "instruction in a JSON-mode call").to.equal(false);
     expect(modelCalls(received).map((r) => r.endpoint)).to.include("streamGenerateContent");
     await expectUsageRecorded(agent, received);
+    expectEveryAnswerOk(agent);
+    expectNoSecretsLogged(agent, [agent.serviceKey, PROVIDER_KEY]);
   });
 });

@@ -30,8 +30,9 @@ export interface AgentRig {
 }
 
 export async function startAgentRig(label: string): Promise<AgentRig> {
-  // The fake is the rig's own, recording every request (startRig's default is counts only).
-  const rig = await startRig(label, { recordUpstream: true });
+  // The fake records every request (startRig's default is counts only); info-level logs
+  // give the data plane's line per answer (method, path, status), refusals included.
+  const rig = await startRig(label, { recordUpstream: true, env: { LOG_LEVEL: "info" } });
   try {
     const account = await rig.system.createAccount(`${label}@example.com`);
     const key = await rig.system.createKey(account, label);
@@ -161,6 +162,39 @@ export function expectToolRoundTrip(
     true,
   );
   expect(carriesInstruction(withResult[0]!), "compression instruction in the turn with the result").to.equal(true);
+}
+
+interface AnswerLine {
+  method: string;
+  path: string;
+  status: number;
+}
+
+/** The data plane's log line for each request it answered. */
+function answers(agent: AgentRig): AnswerLine[] {
+  return agent.rig.system
+    .process("dataPlane")
+    .output()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as Partial<AnswerLine>)
+    .filter((l): l is AnswerLine => typeof l.path === "string" && typeof l.status === "number");
+}
+
+/** terse answered everything the agent sent with a success (no 404 for an endpoint it lacks, no 4xx from a check). */
+export function expectEveryAnswerOk(agent: AgentRig): void {
+  const lines = answers(agent);
+  expect(lines, "the data plane's answer lines").not.to.be.empty;
+  const failed = lines.filter((l) => l.status >= 300).map((l) => `${l.method} ${l.path} -> ${l.status}`);
+  expect(failed, "requests terse did not answer with a success").to.deep.equal([]);
+}
+
+/** Neither key appears in anything the three services printed (info-level logs). */
+export function expectNoSecretsLogged(agent: AgentRig, secrets: readonly string[]): void {
+  for (const name of ["controlPlane", "dataPlane", "worker"] as const) {
+    const output = agent.rig.system.process(name).output();
+    for (const secret of secrets) expect(output.includes(secret), `a key in the ${name} logs`).to.equal(false);
+  }
 }
 
 /** One usage event per model call that reached the fake, each with the fake's usage, recorded in Postgres. */
