@@ -52,3 +52,30 @@ export function slowClient(
     });
   });
 }
+
+/** A request that says its body is 100 bytes longer than what it sends, and then waits. */
+export function truncatedRequest(path: string, headers: Record<string, string>, body: string): string {
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+  return [
+    `POST ${path} HTTP/1.1`,
+    "Host: terse",
+    ...lines,
+    `Content-Length: ${Buffer.byteLength(body) + 100}`,
+    "",
+    body,
+  ].join("\r\n");
+}
+
+/**
+ * Throws unless the server answered `408 request_timeout` (the envelope) and closed the
+ * connection no sooner than `limitMs` after it opened, and well before Node's own default
+ * limits and their 30 s check would have (`withinMs`).
+ */
+export function assertRequestTimeout(result: SlowClientResult, limitMs: number, withinMs = 10_000): void {
+  const code =
+    result.status === 408 ? (JSON.parse(result.body) as { error?: { code?: string } }).error?.code : undefined;
+  if (code !== "request_timeout") throw new Error(`expected 408 request_timeout, got:\n${result.response}`);
+  // Node's deadline starts at the request's first byte, a moment after the connection.
+  if (result.closedAfterMs < limitMs - 10 || result.closedAfterMs > withinMs)
+    throw new Error(`closed after ${result.closedAfterMs.toFixed(0)} ms, expected ${limitMs} to ${withinMs}`);
+}
