@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { type Operation, WIRE_FORMATS, type WireFormat, type WireFormatAdapter } from "./adapter.ts";
+import type { Operation, WireFormat, WireFormatAdapter } from "./adapter.ts";
 import { anthropicMessages } from "./anthropic-messages/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { openaiChat } from "./openai-chat/index.ts";
@@ -18,7 +18,14 @@ export const ADAPTERS: Readonly<Record<WireFormat, WireFormatAdapter>> = {
   "openai-responses": openaiResponses,
 };
 
-const ordered = WIRE_FORMATS.map((id) => ADAPTERS[id]);
+/**
+ * The order routes are tried in. Paths are each format's own but one: `GET /v1/models`,
+ * which Anthropic claims when the request says `anthropic-version`, Gemini when it
+ * carries a Gemini key (`x-goog-api-key`, as @google/genai sends), and OpenAI takes
+ * whatever is left, so it comes last.
+ */
+const ROUTING_ORDER: readonly WireFormat[] = ["anthropic", "gemini", "openai-responses", "openai"];
+const ordered = ROUTING_ORDER.map((id) => ADAPTERS[id]);
 
 export interface Resolved {
   adapter: WireFormatAdapter;

@@ -77,9 +77,11 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
 
   /** An answer of the dispatcher's own (404, 405), logged like every proxy answer: a caller can see what it called. */
   function fail(req: IncomingMessage, res: ServerResponse, err: ApiError): void {
+    const start = process.hrtime.bigint();
     const id = newRequestId();
     const status = sendError(res, err, id, logger);
-    logger.info({ req_id: id, method: req.method, path: (req.url ?? "/").split("?")[0], status }, "refused");
+    const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
+    logger.info({ req_id: id, method: req.method, path: (req.url ?? "/").split("?")[0], status, ms }, "refused");
   }
 
   async function readiness(res: ServerResponse): Promise<void> {

@@ -5,7 +5,7 @@ import { MODELS_PATH } from "../openai-chat/index.ts";
 // Anthropic messages (`POST /v1/messages`), its token count (`POST
 // /v1/messages/count_tokens`, forwarded with the body terse would send, so an agent that
 // decides when to compact sees the count it will be billed for), and its model list (the
-// shared `GET /v1/models`, when the request says `anthropic-version`). The provider key
+// shared `GET /v1/models`, claimed when the request says `anthropic-version`). The provider key
 // goes upstream as `x-api-key`; every `anthropic-beta` flag passes through as sent.
 
 /** What Anthropic requires, when the caller names no version. */

@@ -8,8 +8,8 @@ import { isRecord, paramsOf, stringOf } from "../json.ts";
 
 /** `/{version}/models/{model}:{method}` as the Gemini clients call it (the SDK with a base URL says v1). */
 const NATIVE_CALL = /^\/(v1beta|v1alpha|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
-/** Gemini's model list; `/v1/models` is OpenAI's and Anthropic's, so only the preview versions. */
-const NATIVE_MODELS = /^\/(v1beta|v1alpha)\/models(?:\/[^/:]+)?$/;
+/** Gemini's model list: `/v1/models` (shared: claimed by a Gemini key) and the preview versions'. */
+const NATIVE_MODELS = /^\/(v1beta|v1alpha|v1)\/models(?:\/[^/:]+)?$/;
 
 const OWN_GENERATE: Operation = { kind: "generate", method: "POST", path: "/v1/generateContent" };
 
@@ -27,7 +27,7 @@ export const gemini: WireFormatAdapter = {
   provider: "gemini",
   baseUrl: "GEMINI_BASE_URL",
 
-  route(path) {
+  route(path, headers) {
     if (path === "/v1/generateContent") return OWN_GENERATE;
     const call = NATIVE_CALL.exec(path);
     if (call) {
@@ -42,7 +42,10 @@ export const gemini: WireFormatAdapter = {
         pathStream: method === "streamGenerateContent",
       };
     }
-    if (NATIVE_MODELS.test(path)) return { kind: "list_models", method: "GET", path };
+    const models = NATIVE_MODELS.exec(path);
+    if (models && (models[1] !== "v1" || headers["x-goog-api-key"] !== undefined)) {
+      return { kind: "list_models", method: "GET", path };
+    }
     return null;
   },
 

@@ -3,12 +3,12 @@ import { isRecord, stringOf } from "../json.ts";
 import { UsageChunkFilter } from "./usage-chunk-filter.ts";
 
 // OpenAI chat completions (`POST /v1/chat/completions`), and the model list every OpenAI
-// client asks for (`GET /v1/models`, which Anthropic shares: see anthropic-messages).
+// client asks for (`GET /v1/models`, a path Anthropic's and Gemini's clients call too).
 // The provider key goes upstream as `Authorization: Bearer`.
 
 const GENERATE: Operation = { kind: "generate", method: "POST", path: "/v1/chat/completions" };
 
-/** `/v1/models` and `/v1/models/{id}`; `ANTHROPIC_VERSION` present means Anthropic's. */
+/** `/v1/models` and `/v1/models/{id}`: OpenAI's, unless Anthropic or Gemini claims it first (index.ts). */
 export const MODELS_PATH = /^\/v1\/models(?:\/[^/:]+)?$/;
 
 export const openaiChat: WireFormatAdapter = {
@@ -16,11 +16,9 @@ export const openaiChat: WireFormatAdapter = {
   provider: "openai",
   baseUrl: "OPENAI_BASE_URL",
 
-  route(path, headers) {
+  route(path) {
     if (path === "/v1/chat/completions") return GENERATE;
-    if (MODELS_PATH.test(path) && headers["anthropic-version"] === undefined) {
-      return { kind: "list_models", method: "GET", path };
-    }
+    if (MODELS_PATH.test(path)) return { kind: "list_models", method: "GET", path };
     return null;
   },
 
