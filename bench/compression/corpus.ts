@@ -166,7 +166,38 @@ export function loadSessions(): Session[] {
     ...anthropicSessions("openhands-example"),
     ...swe,
     ...anthropicSessions("mini-swe-agent"),
-  ].map(repairPairing);
+  ]
+    .map(uniqueIds)
+    .map(repairPairing);
+}
+
+/**
+ * Replayed SWE-agent runs reuse tool call ids within a session; an API takes that, but a
+ * later result would then be found at its namesake's place (the reference measure and
+ * the pairing checks look results up by id). A repeated id is renamed, in its call and
+ * in the result right after it: ids are arbitrary, nothing else changes.
+ */
+function uniqueIds(s: Session): Session {
+  const used = new Set<string>();
+  let renames = new Map<string, string>();
+  const messages = s.messages.map((m) => {
+    const next = new Map<string, string>();
+    const content = m.content.map((b): Block => {
+      if (b.type === "tool_result") {
+        const id = renames.get(b.tool_use_id);
+        return id ? { ...b, tool_use_id: id } : b;
+      }
+      if (b.type !== "tool_use") return b;
+      let id = b.id;
+      for (let n = 2; used.has(id); n++) id = `${b.id}_${n}`;
+      used.add(id);
+      if (id !== b.id) next.set(b.id, id);
+      return id === b.id ? b : { ...b, id };
+    });
+    if (m.role === "assistant") renames = next;
+    return { role: m.role, content };
+  });
+  return { ...s, messages };
 }
 
 /** Whether every tool call of the session is one shell command (so it can be sent as a text protocol). */

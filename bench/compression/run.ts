@@ -228,7 +228,9 @@ function naiveTable(groups: Group[]): string[] {
       lines.push(`| ${g.name} | 0 | - | - | - | - | - |`);
       continue;
     }
-    const better = pooled(standard) > pooled(naive) && costRatio(standard) < costRatio(naive);
+    // Keeping more than everything is not possible: at 100% both, keeping as much counts.
+    const keepsMore = pooled(standard) > pooled(naive) || pooled(standard) === 1;
+    const better = keepsMore && costRatio(standard) < costRatio(naive);
     for (const [label, rs] of [
       ["naive", naive],
       ["standard", standard],

@@ -69,7 +69,8 @@ describe("context compression", () => {
     const out = compressRequest("anthropic", anthropicSession([log(600)]), settings("standard"));
     const text = resultText(out.body, 0);
     expect(text).to.equal(
-      `${log(1)}\n[terse: 598 similar lines omitted]\nbuild step 00599: compiling module_599.ts ... ok`,
+      // The command that printed it (`run 0` here) is how to see the lines again.
+      `${log(1)}\n[terse: 598 similar lines omitted; \`run 0\` shows all]\nbuild step 00599: compiling module_599.ts ... ok`,
     );
   });
 

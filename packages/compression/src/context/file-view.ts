@@ -12,6 +12,8 @@ import { omitted } from "./truncate.ts";
 const DEFINITION =
   /^\s*(?:\d+(?:→|\t|:)\s*)?(?:@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)/;
 const NUMBER = /^\s*(\d+)(?:→|\t|:)/;
+/** Definitions are what a view is skimmed for: they may use twice the budget a log's error lines get. */
+const DEFINITIONS_SHARE = 2;
 /** A kept line longer than this is cut: a definition's name is at its start. */
 const LINE_CHARS = 200;
 
@@ -50,18 +52,22 @@ export function shortenFileView(text: string, limits: ContextLimits, command?: s
   const gone: string[] = [];
   let run: ViewLine[] = [];
   let signatures = 0;
+  let said = false;
   const cut = () => {
     if (run.length === 0) return;
     const from = run[0]?.n;
     const to = run.at(-1)?.n;
     const where = from !== undefined && to !== undefined ? `lines ${from}-${to}` : `${run.length} lines`;
-    const again = path && from !== undefined ? `; sed -n ${from},${to}p ${path}` : "";
-    out.push(omitted(`${where}${again}`));
+    // The first cut says how to view a range again; the others only their range (a few tokens each).
+    const marker = omitted(where);
+    const again = path && from !== undefined && !said ? `; sed -n ${from},${to}p ${path}` : "";
+    said = true;
+    out.push(again ? `${marker.slice(0, -1)}${again}]` : marker);
     gone.push(...run.map((l) => l.text));
     run = [];
   };
   for (const l of middle) {
-    if (DEFINITION.test(l.text) && signatures + l.text.length <= limits.keepSignals) {
+    if (DEFINITION.test(l.text) && signatures + l.text.length <= DEFINITIONS_SHARE * limits.keepSignals) {
       cut();
       const own = NUMBER.test(l.text) || l.n === undefined ? l.text : `${l.n}: ${l.text}`;
       out.push(own.length > LINE_CHARS ? `${own.slice(0, LINE_CHARS)}…` : own);

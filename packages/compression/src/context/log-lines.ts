@@ -66,7 +66,11 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
   const whole = limits.keepHead + limits.keepTail + limits.keepSignals;
   // The collapsed text, read from the start until it is certainly longer than the budget.
   const forward = skim(text, 0, text.length, whole + 1);
-  if (forward.complete) return forward.entries.map((e) => e.text).join("\n");
+  if (forward.complete) {
+    const collapsed = forward.entries.map((e) => e.text);
+    sayHowToSeeAgain(collapsed, command);
+    return collapsed.join("\n");
+  }
   const head = take(forward.entries, (e) => e.text.length + 1, limits.keepHead);
   const midStart = (head.at(-1)?.end ?? -1) + 1;
   const tail =
@@ -84,15 +88,11 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
     gone.push(line);
     return out.push(cutMiddle(line, Math.floor(cap * 0.7), Math.floor(cap * 0.3)));
   };
-  // The first cut says how to see it all again, where the command is short enough to repeat.
-  const again = repeatable(command);
   const gap = (from: number, to: number) => {
     if (from > to) return;
-    const lines = `${newlinesIn(text, from, to) + 1} lines`;
-    const marker = omitted(lines);
-    out.push(firstMarker < 0 && again ? `${marker.slice(0, -1)}; \`${again}\` shows all]` : marker);
-    if (firstMarker < 0) firstMarker = out.length - 1;
+    if (firstMarker < 0) firstMarker = out.length;
     gone.push(text.slice(from, to));
+    out.push(omitted(`${newlinesIn(text, from, to) + 1} lines`));
   };
   const lineCap = Math.max(limits.keepHead, limits.keepTail);
   for (const e of head) keep(e.text, lineCap);
@@ -107,5 +107,13 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
   // The names of what went, beside the first cut.
   const index = spanIndex(gone.join("\n"), out.join("\n"), limits.keepNames);
   if (index && firstMarker >= 0) out.splice(firstMarker + 1, 0, index);
+  sayHowToSeeAgain(out, command);
   return out.join("\n");
+}
+
+/** The first cut's marker says how to see it all again, where the command is short enough to repeat. */
+function sayHowToSeeAgain(out: string[], command: string | undefined): void {
+  const again = repeatable(command);
+  const first = again === undefined ? -1 : out.findIndex((l) => l.startsWith("[terse: ") && l.endsWith(" omitted]"));
+  if (first >= 0) out[first] = `${out[first]?.slice(0, -1)}; \`${again}\` shows all]`;
 }

@@ -1,0 +1,286 @@
+import { expect } from "chai";
+import { kindOf, programOf, viewedFile } from "../src/context/kinds.ts";
+import { type CompressionSettings, compressRequest, type Provider } from "../src/index.ts";
+
+// Results are shortened by the kind of output they are, so that the names an agent goes
+// on to use survive; and a text-protocol observation (a user message in mini-swe-agent's
+// `<returncode>`/`<output>` shape answering a fenced command) is compressed like a tool
+// result, while anything a person typed stays as typed.
+
+const settings = (level: CompressionSettings["context_compress_level"]): CompressionSettings => ({
+  intensity: "full",
+  auto_compress_input: false,
+  smart_detect_enabled: false,
+  context_compress: true,
+  context_compress_level: level,
+});
+
+/** A seeded generator, so every run sees the same "random" cases. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One tool call and its result, Anthropic format; the result's text after compression. */
+function compressOne(
+  command: string,
+  output: string,
+  level: CompressionSettings["context_compress_level"] = "standard",
+) {
+  const body = {
+    model: "claude-test",
+    max_tokens: 100,
+    messages: [
+      { role: "user", content: "Fix the bug." },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: { command } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: output }] },
+    ],
+  };
+  const out = compressRequest("anthropic", body, settings(level)).body as typeof body;
+  return (out.messages[2]?.content as { content: string }[])[0]?.content ?? "";
+}
+
+const WORDS = ["cache", "router", "session", "parser", "models", "fields", "loader", "utils", "views", "query"];
+
+/** Python-like source of `n` lines with a definition every 12 lines. */
+function source(n: number, rnd: () => number): string[] {
+  const pick = () => WORDS[Math.floor(rnd() * WORDS.length)] as string;
+  return Array.from({ length: n }, (_, i) =>
+    i % 12 === 0
+      ? `def handle_${pick()}_${i}(self, request, *args):`
+      : `    value_${i} = self.${pick()}.lookup(request, "${pick()}", ${i})  # keep ${pick()} in step`,
+  );
+}
+
+describe("output kinds", () => {
+  it("tells the kind from the command, and from the text where no command says", () => {
+    expect(programOf("cd /testbed && grep -rn foo src | head -50")).to.equal("grep");
+    expect(programOf("git diff HEAD~1")).to.equal("git-diff");
+    expect(kindOf("src/a.py:12:def foo():\nsrc/b.py:40:    foo()\n")).to.equal("listing");
+    expect(kindOf("./a/b.py\n./a/c.py\n./d/e.py\n")).to.equal("listing");
+    expect(kindOf("     1\timport os\n     2\t\n     3\tdef f():\n     4\t    pass\n     5\t")).to.equal("file-view");
+    expect(kindOf("import os\n\ndef f():\n    pass\n", "cat src/f.py")).to.equal("file-view");
+    expect(kindOf("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")).to.equal("diff");
+    expect(kindOf("============ test session starts ============\ncollected 3 items\n")).to.equal("log");
+    expect(viewedFile("nl -ba django/db/models/query.py | sed -n '120,260p'")).to.deep.equal({
+      path: "django/db/models/query.py",
+      firstLine: 120,
+    });
+  });
+
+  it("a listing keeps every distinct path (property, seeded cases)", () => {
+    const rnd = random(7);
+    for (let round = 0; round < 20; round++) {
+      const paths = Array.from(
+        { length: 60 + Math.floor(rnd() * 200) },
+        (_, i) => `pkg/${WORDS[i % WORDS.length]}/sub_${Math.floor(rnd() * 40)}/file_${i}.py`,
+      );
+      const hits = paths.flatMap((p, i) => [
+        `${p}:${10 + i}:    result = ${WORDS[i % 10]}.lookup(request, key_${i})  ${"# a long trailing comment ".repeat(1 + (i % 4))}`,
+        `${p}:${200 + i}:    return result`,
+      ]);
+      const out = compressOne("grep -rn lookup pkg", hits.join("\n"), "aggressive");
+      expect(out.length, "shortened").to.be.below(hits.join("\n").length);
+      for (const p of paths) expect(out, `round ${round}`).to.include(p);
+    }
+  });
+
+  it("a file view keeps its definitions with their line numbers, and says how to view a cut range again", () => {
+    const lines = source(700, random(3));
+    const out = compressOne("sed -n '100,999p' app/handlers.py", lines.join("\n"), "standard");
+    expect(out.length).to.be.below(lines.join("\n").length / 3);
+    let numbered = 0;
+    for (const [i, line] of lines.entries()) {
+      if (!line.startsWith("def ")) continue;
+      // Kept as it is in the head and tail; from the middle with its file line number (the
+      // view starts at file line 100: view line i is file line 100 + i).
+      expect(out).to.include(line);
+      if (out.includes(`${100 + i}: ${line}`)) numbered++;
+    }
+    expect(numbered).to.be.greaterThan(40);
+    expect(out).to.match(/\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p app\/handlers\.py\]/);
+  });
+
+  it("a numbered file view keeps its own numbers", () => {
+    const lines = source(400, random(5)).map((l, i) => `${String(i + 1).padStart(6)}\t${l}`);
+    const out = compressOne("nl -ba app/views.py", lines.join("\n"), "standard");
+    for (const line of lines) if (line.includes("\tdef ")) expect(out).to.include(line);
+    expect(out).to.match(/\[terse: lines \d+-\d+ omitted; sed -n \d+,\d+p app\/views\.py\]/);
+  });
+
+  it("a test run keeps the failing tests' names and the error lines", () => {
+    const passed = Array.from({ length: 400 }, (_, i) => `tests/test_models.py::test_case_${i} PASSED`);
+    passed[150] = "tests/test_models.py::test_ordering_nulls_last FAILED";
+    passed[300] = "E       AssertionError: assert 'NULLS LAST' in sql";
+    const text = [
+      "============================= test session starts ==============================",
+      ...passed,
+      "=========================== short test summary info ============================",
+      "FAILED tests/test_models.py::test_ordering_nulls_last - AssertionError",
+      "========================= 1 failed, 398 passed in 3.21s =========================",
+    ].join("\n");
+    const out = compressOne("python -m pytest tests/test_models.py -v", text, "aggressive");
+    expect(out.length).to.be.below(text.length / 3);
+    expect(out).to.include("tests/test_models.py::test_ordering_nulls_last FAILED");
+    expect(out).to.include("AssertionError: assert 'NULLS LAST' in sql");
+    expect(out).to.include("1 failed, 398 passed");
+    expect(out).to.include("`python -m pytest tests/test_models.py -v` shows all");
+  });
+
+  it("a diff keeps its file names, hunk headers and changed lines", () => {
+    const files = Array.from({ length: 12 }, (_, f) => {
+      const context = Array.from({ length: 40 }, (_, i) => ` unchanged_line_${f}_${i} = compute(${i})`);
+      return [
+        `diff --git a/src/mod_${f}.py b/src/mod_${f}.py`,
+        `index 1234567..89abcde 100644`,
+        `--- a/src/mod_${f}.py`,
+        `+++ b/src/mod_${f}.py`,
+        `@@ -${10 * f + 1},41 +${10 * f + 1},41 @@ def handler_${f}():`,
+        ...context.slice(0, 20),
+        `-    old_call_${f}(x)`,
+        `+    new_call_${f}(x, strict=True)`,
+        ...context.slice(20),
+      ].join("\n");
+    });
+    const text = files.join("\n");
+    const out = compressOne("git diff", text, "standard");
+    expect(out.length).to.be.below(text.length / 2);
+    for (let f = 0; f < 12; f++) {
+      expect(out).to.include(`+++ b/src/mod_${f}.py`);
+      expect(out).to.include(`@@ -${10 * f + 1},41 +${10 * f + 1},41 @@ def handler_${f}():`);
+      expect(out).to.include(`+    new_call_${f}(x, strict=True)`);
+    }
+  });
+});
+
+/** mini-swe-agent's observation of an output. */
+const observation = (output: string, code = 0) => `<returncode>${code}</returncode>\n<output>\n${output}\n</output>`;
+const action = (command: string) => `THOUGHT: Let me look.\n\n\`\`\`bash\n${command}\n\`\`\``;
+
+/** A text-protocol conversation: the task, then (action, observation) pairs, in one provider's format. */
+function textProtocol(provider: Provider, turns: { command: string; output: string }[], task = "Fix the bug.") {
+  const pairs = turns.flatMap((t) => [
+    { role: "assistant", text: action(t.command) },
+    { role: "user", text: observation(t.output) },
+  ]);
+  const all = [{ role: "user", text: task }, ...pairs];
+  if (provider === "openai") return { model: "gpt-4o", messages: all.map((m) => ({ role: m.role, content: m.text })) };
+  if (provider === "anthropic")
+    return {
+      model: "claude-test",
+      max_tokens: 100,
+      messages: all.map((m) => ({ role: m.role, content: [{ type: "text", text: m.text }] })),
+    };
+  return {
+    model: "gemini-test",
+    contents: all.map((m) => ({ role: m.role === "assistant" ? "model" : "user", parts: [{ text: m.text }] })),
+  };
+}
+
+/** The text of every message of a body, in order, whatever the format. */
+function texts(provider: Provider, body: unknown): string[] {
+  const b = body as Record<string, { content?: unknown; parts?: { text: string }[] }[]>;
+  if (provider === "gemini") return (b.contents ?? []).map((c) => c.parts?.[0]?.text ?? "");
+  return (b.messages ?? [])
+    .filter((m) => (m as { role: string }).role !== "system")
+    .map((m) => (typeof m.content === "string" ? m.content : ((m.content as { text: string }[])[0]?.text ?? "")));
+}
+
+const bigLog = (n: number) =>
+  Array.from(
+    { length: n },
+    (_, i) => `collecting tests/unit/test_module_${i}.py ... ${i % 97 === 5 ? "ERROR" : "ok"}`,
+  ).join("\n");
+
+describe("text-protocol observations", () => {
+  for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
+    it(`${provider}: an observation's output is compressed, its tags and the rest of the conversation are not`, () => {
+      const body = textProtocol(provider, [
+        { command: "ls", output: "README.md\nsetup.py" },
+        { command: "python -m pytest tests/unit", output: bigLog(600) },
+      ]);
+      const before = texts(provider, body);
+      const after = texts(provider, compressRequest(provider, body, settings("standard")).body);
+      expect(after.length).to.equal(before.length);
+      expect(after.slice(0, 4)).to.deep.equal(before.slice(0, 4));
+      const last = after[4] as string;
+      expect(last.length).to.be.below((before[4] as string).length / 3);
+      expect(last.startsWith("<returncode>0</returncode>\n<output>\n")).to.equal(true);
+      expect(last.endsWith("\n</output>")).to.equal(true);
+      expect(last).to.include("`python -m pytest tests/unit` shows all");
+    });
+
+    it(`${provider}: what a person typed stays as typed, even when it looks like output`, () => {
+      const looksLikeOutput = observation(bigLog(600));
+      // As the first message (no action before it).
+      const first = textProtocol(provider, [], looksLikeOutput);
+      expect(texts(provider, compressRequest(provider, first, settings("aggressive")).body)).to.deep.equal([
+        looksLikeOutput,
+      ]);
+      // After an assistant answer without a command.
+      const answered = textProtocol(provider, [{ command: "ls", output: "a.py" }]);
+      const list = texts(provider, answered);
+      const withReply = textProtocol(provider, [{ command: "ls", output: "a.py" }]);
+      const messages = (withReply as { messages?: unknown[]; contents?: unknown[] }).messages ?? withReply.contents;
+      const reply = textProtocol(provider, [], "x");
+      const replyMessages = (reply as { messages?: unknown[]; contents?: unknown[] }).messages ?? reply.contents;
+      const asAssistant = JSON.parse(
+        JSON.stringify(replyMessages?.[0]).replace('"user"', provider === "gemini" ? '"model"' : '"assistant"'),
+      );
+      const asPerson = JSON.parse(JSON.stringify(replyMessages?.[0]));
+      const setText = (m: Record<string, unknown>, text: string) => {
+        if (typeof m.content === "string") m.content = text;
+        else if (Array.isArray(m.content)) (m.content[0] as { text: string }).text = text;
+        else (m.parts as { text: string }[])[0] = { text };
+      };
+      setText(asAssistant, "Done: the bug was in the parser. Anything else?");
+      setText(asPerson, looksLikeOutput);
+      messages?.push(asAssistant, asPerson);
+      const out = texts(provider, compressRequest(provider, withReply, settings("aggressive")).body);
+      expect(out).to.deep.equal([...list, "Done: the bug was in the parser. Anything else?", looksLikeOutput]);
+      // With anything around the tags, even right after a command.
+      const pasted = textProtocol(provider, [{ command: "make", output: bigLog(600) }]);
+      const pastedText = `Here is what I got:\n${observation(bigLog(600))}`;
+      const pm = (pasted as { messages?: unknown[]; contents?: unknown[] }).messages ?? pasted.contents;
+      setText(pm?.at(-1) as Record<string, unknown>, pastedText);
+      expect(texts(provider, compressRequest(provider, pasted, settings("aggressive")).body).at(-1)).to.equal(
+        pastedText,
+      );
+    });
+  }
+
+  it("each observation's compressed form depends only on the messages before it (property, seeded sessions)", () => {
+    const rnd = random(11);
+    for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
+      for (let round = 0; round < 5; round++) {
+        const turns = Array.from({ length: 12 }, (_, i) => {
+          const kind = Math.floor(rnd() * 4);
+          const output =
+            kind === 0
+              ? bigLog(50 + Math.floor(rnd() * 500))
+              : kind === 1
+                ? source(100 + Math.floor(rnd() * 800), rnd).join("\n")
+                : kind === 2
+                  ? Array.from({ length: 300 }, (_, k) => `src/pkg_${k % 30}/mod_${k}.py:${k}:    call_${i}(x)`).join(
+                      "\n",
+                    )
+                  : "short output";
+          const command = ["python -m pytest", `cat src/file_${i}.py`, "grep -rn call_ src", "echo ok"][kind] as string;
+          return { command, output };
+        });
+        let previous: string[] = [];
+        for (let n = 1; n <= turns.length; n++) {
+          const body = textProtocol(provider, turns.slice(0, n));
+          const out = texts(provider, compressRequest(provider, body, settings("aggressive")).body);
+          expect(out.slice(0, previous.length), `${provider} round ${round} turn ${n}`).to.deep.equal(previous);
+          previous = out;
+        }
+      }
+    }
+  });
+});
