@@ -1,19 +1,5 @@
-import type { ScriptedToolCall } from "@terse/fake-provider";
 import { expect } from "chai";
-import {
-  type AgentRig,
-  expectCredentialsSwapped,
-  expectEveryAnswerOk,
-  expectNoSecretsLogged,
-  expectToolRoundTrip,
-  expectUsageRecorded,
-  makeWorkspace,
-  modelCalls,
-  runCli,
-  startAgentRig,
-  TEST_TIMEOUT_MS,
-  type Workspace,
-} from "./harness.ts";
+import { expectAgentTraffic, modelCalls, readNotesScript, runCli, TEST_TIMEOUT_MS, withAgentRig } from "./harness.ts";
 
 // Claude Code 2.1 (`claude -p`) through terse, set up as docs/agents.md tells a user to:
 // the service key as ANTHROPIC_AUTH_TOKEN (sent as Authorization: Bearer), the provider
@@ -24,22 +10,11 @@ const PROVIDER_KEY = "sk-ant-agent-provider-0123456789abcdef";
 
 describe("Claude Code through terse", function () {
   this.timeout(TEST_TIMEOUT_MS);
-
-  let agent: AgentRig;
-  let ws: Workspace;
-
-  before(async () => {
-    [agent, ws] = await Promise.all([startAgentRig("agent_claude"), makeWorkspace()]);
-  });
-
-  after(async () => {
-    await agent?.close();
-    await ws?.remove();
-  });
+  const ctx = withAgentRig("agent_claude");
 
   it("reads a file with its Read tool and answers from it, every call compressed, keyed and metered", async () => {
-    const answer = `The code word is ${ws.marker}.`;
-    const script: ScriptedToolCall = { name: "Read", arguments: { file_path: ws.notes }, answer };
+    const { agent, ws } = ctx;
+    const script = readNotesScript(ws, "Read", { file_path: ws.notes });
     agent.rig.fake.set({ toolCall: script });
 
     const run = await runCli(
@@ -63,20 +38,14 @@ describe("Claude Code through terse", function () {
     expect(run.exit, run.output).to.equal(0);
     const result = JSON.parse(run.stdout) as { is_error: boolean; result: string };
     expect(result.is_error, run.output).to.equal(false);
-    expect(result.result).to.equal(answer);
+    expect(result.result).to.equal(script.answer);
 
-    const received = agent.rig.fake.received;
-    expect(agent.rig.fake.unrouted).to.deep.equal([]);
-    expectCredentialsSwapped(received, agent.serviceKey, PROVIDER_KEY);
-    expectToolRoundTrip(received, script, ws.marker);
-    for (const call of modelCalls(received)) {
+    await expectAgentTraffic(ctx, script, PROVIDER_KEY);
+    for (const call of modelCalls(agent.rig.fake.received)) {
       // Claude Code's beta flags and its `?beta=true` reach the provider unchanged.
       expect(call.path).to.equal("/v1/messages");
       expect(call.query).to.deep.equal({ beta: "true" });
       expect(call.headers["anthropic-beta"]).to.include("claude-code-20250219");
     }
-    await expectUsageRecorded(agent, received);
-    expectEveryAnswerOk(agent);
-    expectNoSecretsLogged(agent, [agent.serviceKey, PROVIDER_KEY]);
   });
 });

@@ -1,21 +1,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ScriptedToolCall } from "@terse/fake-provider";
 import { expect } from "chai";
-import {
-  type AgentRig,
-  expectCredentialsSwapped,
-  expectEveryAnswerOk,
-  expectNoSecretsLogged,
-  expectToolRoundTrip,
-  expectUsageRecorded,
-  makeWorkspace,
-  modelCalls,
-  runCli,
-  startAgentRig,
-  TEST_TIMEOUT_MS,
-  type Workspace,
-} from "./harness.ts";
+import { expectAgentTraffic, modelCalls, readNotesScript, runCli, TEST_TIMEOUT_MS, withAgentRig } from "./harness.ts";
 
 // Codex CLI 0.169 (`codex exec`) through terse, set up as docs/agents.md tells a user to:
 // a `terse` model provider in $CODEX_HOME/config.toml speaking the Responses API, the
@@ -25,7 +11,7 @@ import {
 
 const PROVIDER_KEY = "sk-agent-provider-0123456789abcdefXYZ";
 
-export function codexConfig(dataPlaneUrl: string): string {
+function codexConfig(dataPlaneUrl: string): string {
   return `model = "gpt-5.1-codex"
 model_provider = "terse"
 check_for_update_on_startup = false
@@ -44,24 +30,14 @@ env_http_headers = { "X-Provider-Key" = "TERSE_PROVIDER_KEY" }
 
 describe("Codex CLI through terse", function () {
   this.timeout(TEST_TIMEOUT_MS);
-
-  let agent: AgentRig;
-  let ws: Workspace;
-
-  before(async () => {
-    [agent, ws] = await Promise.all([startAgentRig("agent_codex"), makeWorkspace()]);
+  const ctx = withAgentRig("agent_codex", async ({ agent, ws }) => {
     await mkdir(join(ws.home, ".codex"));
     await writeFile(join(ws.home, ".codex", "config.toml"), codexConfig(agent.rig.system.dataPlaneUrl));
   });
 
-  after(async () => {
-    await agent?.close();
-    await ws?.remove();
-  });
-
   it("runs a shell command with exec_command and answers from its output, every call compressed, keyed and metered", async () => {
-    const answer = `The code word is ${ws.marker}.`;
-    const script: ScriptedToolCall = { name: "exec_command", arguments: { cmd: "cat notes.txt" }, answer };
+    const { agent, ws } = ctx;
+    const script = readNotesScript(ws, "exec_command", { cmd: "cat notes.txt" });
     agent.rig.fake.set({ toolCall: script });
     const lastMessage = join(ws.home, "last-message.txt");
 
@@ -88,18 +64,12 @@ describe("Codex CLI through terse", function () {
     );
 
     expect(run.exit, run.output).to.equal(0);
-    expect((await readFile(lastMessage, "utf8")).trim()).to.equal(answer);
+    expect((await readFile(lastMessage, "utf8")).trim()).to.equal(script.answer);
 
-    const received = agent.rig.fake.received;
-    expect(agent.rig.fake.unrouted).to.deep.equal([]);
-    expectCredentialsSwapped(received, agent.serviceKey, PROVIDER_KEY);
-    expectToolRoundTrip(received, script, ws.marker);
-    for (const call of modelCalls(received)) {
+    await expectAgentTraffic(ctx, script, PROVIDER_KEY);
+    for (const call of modelCalls(agent.rig.fake.received)) {
       expect(call.path).to.equal("/v1/responses");
       expect(call.body.stream).to.equal(true);
     }
-    await expectUsageRecorded(agent, received);
-    expectEveryAnswerOk(agent);
-    expectNoSecretsLogged(agent, [agent.serviceKey, PROVIDER_KEY]);
   });
 });

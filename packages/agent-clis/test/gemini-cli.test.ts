@@ -1,21 +1,14 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ScriptedToolCall } from "@terse/fake-provider";
 import { expect } from "chai";
 import {
-  type AgentRig,
   carriesInstruction,
-  expectCredentialsSwapped,
-  expectEveryAnswerOk,
-  expectNoSecretsLogged,
-  expectToolRoundTrip,
-  expectUsageRecorded,
-  makeWorkspace,
+  expectAgentTraffic,
   modelCalls,
+  readNotesScript,
   runCli,
-  startAgentRig,
   TEST_TIMEOUT_MS,
-  type Workspace,
+  withAgentRig,
 } from "./harness.ts";
 
 // Gemini CLI 0.61 (`gemini -p`) through terse, set up as docs/agents.md tells a user to:
@@ -35,24 +28,14 @@ const SETTINGS = {
 
 describe("Gemini CLI through terse", function () {
   this.timeout(TEST_TIMEOUT_MS);
-
-  let agent: AgentRig;
-  let ws: Workspace;
-
-  before(async () => {
-    [agent, ws] = await Promise.all([startAgentRig("agent_gemini"), makeWorkspace()]);
+  const ctx = withAgentRig("agent_gemini", async ({ ws }) => {
     await mkdir(join(ws.home, ".gemini"));
     await writeFile(join(ws.home, ".gemini", "settings.json"), JSON.stringify(SETTINGS));
   });
 
-  after(async () => {
-    await agent?.close();
-    await ws?.remove();
-  });
-
   it("routes with a JSON-mode call, reads a file with read_file and answers from it, every call compressed, keyed and metered", async () => {
-    const answer = `The code word is ${ws.marker}.`;
-    const script: ScriptedToolCall = { name: "read_file", arguments: { file_path: ws.notes }, answer };
+    const { agent, ws } = ctx;
+    const script = readNotesScript(ws, "read_file", { file_path: ws.notes });
     agent.rig.fake.set({ toolCall: script });
 
     const run = await runCli(
@@ -71,23 +54,18 @@ describe("Gemini CLI through terse", function () {
 
     expect(run.exit, run.output).to.equal(0);
     const result = JSON.parse(run.stdout) as { response: string };
-    expect(result.response).to.equal(answer);
+    expect(result.response).to.equal(script.answer);
 
-    const received = agent.rig.fake.received;
-    expect(agent.rig.fake.unrouted).to.deep.equal([]);
-    expectCredentialsSwapped(received, agent.serviceKey, PROVIDER_KEY);
-    expectToolRoundTrip(received, script, ws.marker);
+    await expectAgentTraffic(ctx, script, PROVIDER_KEY);
+    const calls = modelCalls(agent.rig.fake.received);
     // The model router's call asks for JSON and got it (the run would have failed otherwise);
     // terse leaves structured-output calls without its instruction, which would fight the schema.
-    const routing = modelCalls(received).filter(
+    const routing = calls.filter(
       (r) =>
         (r.body.generationConfig as { responseMimeType?: string } | undefined)?.responseMimeType === "application/json",
     );
     expect(routing, "the JSON-mode routing call").not.to.be.empty;
     for (const call of routing) expect(carriesInstruction(call), "instruction in a JSON-mode call").to.equal(false);
-    expect(modelCalls(received).map((r) => r.endpoint)).to.include("streamGenerateContent");
-    await expectUsageRecorded(agent, received);
-    expectEveryAnswerOk(agent);
-    expectNoSecretsLogged(agent, [agent.serviceKey, PROVIDER_KEY]);
+    expect(calls.map((r) => r.endpoint)).to.include("streamGenerateContent");
   });
 });

@@ -29,7 +29,7 @@ export interface AgentRig {
   close(): Promise<void>;
 }
 
-export async function startAgentRig(label: string): Promise<AgentRig> {
+async function startAgentRig(label: string): Promise<AgentRig> {
   // The fake records every request (startRig's default is counts only); info-level logs
   // give the data plane's line per answer (method, path, status), refusals included.
   const rig = await startRig(label, { recordUpstream: true, env: { LOG_LEVEL: "info" } });
@@ -43,6 +43,54 @@ export async function startAgentRig(label: string): Promise<AgentRig> {
   }
 }
 
+export interface AgentContext {
+  agent: AgentRig;
+  ws: Workspace;
+}
+
+/**
+ * The hooks of one CLI's suite: the system and a workspace made before its tests
+ * (`prepare` writes the CLI's config), removed after. Fields are set once `before` ran.
+ */
+export function withAgentRig(label: string, prepare?: (ctx: AgentContext) => Promise<void>): AgentContext {
+  const ctx = {} as AgentContext;
+  before(async () => {
+    [ctx.agent, ctx.ws] = await Promise.all([startAgentRig(label), makeWorkspace()]);
+    await prepare?.(ctx);
+  });
+  after(async () => {
+    await ctx.agent?.close();
+    await ctx.ws?.remove();
+  });
+  return ctx;
+}
+
+/** The exchange each test scripts: call `tool` on the workspace's file, then answer with what it holds. */
+export function readNotesScript(ws: Workspace, tool: string, args: Record<string, unknown>): ScriptedToolCall {
+  return { name: tool, arguments: args, answer: `The code word is ${ws.marker}.` };
+}
+
+/**
+ * What every agent test checks once its CLI finished: the provider got only known
+ * paths, its own key and never the service key, the scripted round trip with terse's
+ * instruction; terse answered everything with a success, metered every model call and
+ * logged no key.
+ */
+export async function expectAgentTraffic(
+  ctx: AgentContext,
+  script: ScriptedToolCall,
+  providerKey: string,
+): Promise<void> {
+  const { agent, ws } = ctx;
+  const received = agent.rig.fake.received;
+  expect(agent.rig.fake.unrouted).to.deep.equal([]);
+  expectCredentialsSwapped(received, agent.serviceKey, providerKey);
+  expectToolRoundTrip(received, script, ws.marker);
+  await expectUsageRecorded(agent, received);
+  expectEveryAnswerOk(agent);
+  expectNoSecretsLogged(agent, [agent.serviceKey, providerKey]);
+}
+
 /** A project directory holding one file the agent must read, and a home for the CLI's config. */
 export interface Workspace {
   dir: string;
@@ -53,7 +101,7 @@ export interface Workspace {
   remove(): Promise<void>;
 }
 
-export async function makeWorkspace(): Promise<Workspace> {
+async function makeWorkspace(): Promise<Workspace> {
   const root = await mkdtemp(join(tmpdir(), "terse-agent-"));
   const dir = join(root, "project");
   const home = join(root, "home");
@@ -118,11 +166,7 @@ function providerKeyOf(request: ReceivedRequest): string | undefined {
 }
 
 /** No request upstream carries the service key anywhere; each carries the provider key where its provider wants it. */
-export function expectCredentialsSwapped(
-  received: readonly ReceivedRequest[],
-  serviceKey: string,
-  providerKey: string,
-): void {
+function expectCredentialsSwapped(received: readonly ReceivedRequest[], serviceKey: string, providerKey: string): void {
   expect(received).not.to.be.empty;
   for (const request of received) {
     expect(JSON.stringify([request.url, request.headers]), request.url).not.to.include(serviceKey);
@@ -145,11 +189,7 @@ export function carriesInstruction(request: ReceivedRequest): boolean {
  * call, a later one carried its result (the file's marker in it), both with the
  * compression instruction.
  */
-export function expectToolRoundTrip(
-  received: readonly ReceivedRequest[],
-  script: ScriptedToolCall,
-  marker: string,
-): void {
+function expectToolRoundTrip(received: readonly ReceivedRequest[], script: ScriptedToolCall, marker: string): void {
   const calls = modelCalls(received);
   const withResult = calls.filter((r) => toolResultIn(r.endpoint, r.body, script) !== undefined);
   expect(withResult, "a request carrying the tool's result").not.to.be.empty;
@@ -182,7 +222,7 @@ function answers(agent: AgentRig): AnswerLine[] {
 }
 
 /** terse answered everything the agent sent with a success (no 404 for an endpoint it lacks, no 4xx from a check). */
-export function expectEveryAnswerOk(agent: AgentRig): void {
+function expectEveryAnswerOk(agent: AgentRig): void {
   const lines = answers(agent);
   expect(lines, "the data plane's answer lines").not.to.be.empty;
   const failed = lines.filter((l) => l.status >= 300).map((l) => `${l.method} ${l.path} -> ${l.status}`);
@@ -190,7 +230,7 @@ export function expectEveryAnswerOk(agent: AgentRig): void {
 }
 
 /** Neither key appears in anything the three services printed (info-level logs). */
-export function expectNoSecretsLogged(agent: AgentRig, secrets: readonly string[]): void {
+function expectNoSecretsLogged(agent: AgentRig, secrets: readonly string[]): void {
   for (const name of ["controlPlane", "dataPlane", "worker"] as const) {
     const output = agent.rig.system.process(name).output();
     for (const secret of secrets) expect(output.includes(secret), `a key in the ${name} logs`).to.equal(false);
@@ -198,7 +238,7 @@ export function expectNoSecretsLogged(agent: AgentRig, secrets: readonly string[
 }
 
 /** One usage event per model call that reached the fake, each with the fake's usage, recorded in Postgres. */
-export async function expectUsageRecorded(agent: AgentRig, received: readonly ReceivedRequest[]): Promise<void> {
+async function expectUsageRecorded(agent: AgentRig, received: readonly ReceivedRequest[]): Promise<void> {
   const calls = modelCalls(received).length;
   const perCall = TOKENS_PER_CALL.input + TOKENS_PER_CALL.output;
   const recorded = await waitFor(
