@@ -42,7 +42,8 @@ function compressOne(
     ],
   };
   const out = compressRequest("anthropic", body, settings(level)).body as typeof body;
-  return (out.messages[2]?.content as { content: string }[])[0]?.content ?? "";
+  const blocks = (out.messages[2]?.content ?? []) as { content: string }[];
+  return blocks[0]?.content ?? "";
 }
 
 const WORDS = ["cache", "router", "session", "parser", "models", "fields", "loader", "utils", "views", "query"];
