@@ -55,7 +55,9 @@ export interface AgentContext {
 export function withAgentRig(label: string, prepare?: (ctx: AgentContext) => Promise<void>): AgentContext {
   const ctx = {} as AgentContext;
   before(async () => {
-    [ctx.agent, ctx.ws] = await Promise.all([startAgentRig(label), makeWorkspace()]);
+    // One at a time: a rig that fails to start must not leave a workspace nobody removes.
+    ctx.ws = await makeWorkspace();
+    ctx.agent = await startAgentRig(label);
     await prepare?.(ctx);
   });
   after(async () => {
