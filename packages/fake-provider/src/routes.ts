@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { Provider } from "@terse/wire-formats";
 
-export type Provider = "openai" | "anthropic" | "gemini";
+export type { Provider };
 
 /**
  * The endpoints the fake answers. The generation ones name their wire format, which

@@ -6,9 +6,11 @@ import { splitObservation } from "./observation.ts";
 // type input_text / output_text), `function_call` (call_id, arguments) and
 // `function_call_output` (call_id, output: the tool result).
 //
-// The instruction is appended to `instructions`: with `previous_response_id` the earlier
-// turns' instructions are not carried over upstream, so nothing piles up, and Codex sends
-// the same instructions every turn (the level rarely changes within a session).
+// The instruction is appended to `instructions` (created when the caller sent none, as
+// Codex CLI 0.169 does: its own prompt is `developer` messages in `input`): with
+// `previous_response_id` the earlier turns' instructions are not carried over upstream,
+// so nothing piles up, and the text stays the same from turn to turn while the level
+// does, so the cached prefix holds.
 
 type Item = Record<string, unknown>;
 
