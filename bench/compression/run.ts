@@ -55,8 +55,8 @@ const ratioOf = (r: Replay) => (r.needed === 0 ? 1 : r.retained / r.needed);
 
 function levelTable(results: Map<string, Replay[]>): string[] {
   const lines = [
-    "| format | level | reduction per request, median / p90 | sessions' medians, median | cached cost after / before (whole corpus) | sessions cheaper / dearer | prefix-stable pairs | retention median / worst tenth | time per request p50 / p99 | per 100 KB p50 / p99 | pairing valid (of requests valid before) | assistant turns unchanged |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| format | level | reduction per request, median / p90 | sessions' medians, median | cached cost after / before (whole corpus) | sessions cheaper / dearer | prefix-stable pairs | retention median / worst tenth | time per request p50 / p99 | per 100 KB p50 / p99 | per 100 KB, CPU time, p50 / p99 | pairing valid (of requests valid before) | assistant turns unchanged |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const [key, rs] of results) {
     const [provider, level] = key.split("/");
@@ -66,10 +66,11 @@ function levelTable(results: Map<string, Replay[]>): string[] {
     const ret = rs.filter((r) => r.needed > 0).map(ratioOf);
     const times = rs.flatMap((r) => r.times);
     const per100 = rs.flatMap((r) => r.timesPer100k);
+    const cpu100 = rs.flatMap((r) => r.cpuPer100k);
     const cheaper = rs.filter((r) => r.costAfter < r.costBefore).length;
     const dearer = rs.filter((r) => r.costAfter > r.costBefore).length;
     lines.push(
-      `| ${provider} | ${level} | ${pc(percentile(all, 50))} / ${pc(percentile(all, 90))} | ${pc(percentile(medians, 50))} | ${(sum(rs, (r) => r.costAfter) / sum(rs, (r) => r.costBefore)).toFixed(3)} | ${cheaper} / ${dearer} of ${rs.length} | ${sum(rs, (r) => r.stablePairs)} of ${sum(rs, (r) => r.pairs)} | ${pc(percentile(ret, 50))} / ${pc(percentile(ret, 10))} | ${ms(percentile(times, 50))} / ${ms(percentile(times, 99))} ms | ${per100.length ? `${ms(percentile(per100, 50))} / ${ms(percentile(per100, 99))} ms` : "-"} | ${sum(rs, (r) => r.pairingChecks - r.pairingFailures)} of ${sum(rs, (r) => r.pairingChecks)} | ${sum(rs, (r) => r.assistantChecks - r.assistantChanged)} of ${sum(rs, (r) => r.assistantChecks)} |`,
+      `| ${provider} | ${level} | ${pc(percentile(all, 50))} / ${pc(percentile(all, 90))} | ${pc(percentile(medians, 50))} | ${(sum(rs, (r) => r.costAfter) / sum(rs, (r) => r.costBefore)).toFixed(3)} | ${cheaper} / ${dearer} of ${rs.length} | ${sum(rs, (r) => r.stablePairs)} of ${sum(rs, (r) => r.pairs)} | ${pc(percentile(ret, 50))} / ${pc(percentile(ret, 10))} | ${ms(percentile(times, 50))} / ${ms(percentile(times, 99))} ms | ${per100.length ? `${ms(percentile(per100, 50))} / ${ms(percentile(per100, 99))} ms` : "-"} | ${cpu100.length ? `${ms(percentile(cpu100, 50))} / ${ms(percentile(cpu100, 99))} ms` : "-"} | ${sum(rs, (r) => r.pairingChecks - r.pairingFailures)} of ${sum(rs, (r) => r.pairingChecks)} | ${sum(rs, (r) => r.assistantChecks - r.assistantChanged)} of ${sum(rs, (r) => r.assistantChecks)} |`,
     );
   }
   return lines;

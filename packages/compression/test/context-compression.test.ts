@@ -210,8 +210,8 @@ describe("context compression", () => {
       .replace(/\]$/, "")
       .split(", ");
     expect(new Set(names).size).to.equal(names.length);
-    // Within the budget: the level's base plus 2% of what went.
-    expect((index as string).length).to.be.at.most(CONTEXT_LEVELS.standard.keepNames + 0.02 * text.length + 60);
+    // Within the budget: the level's base plus 5% of what went.
+    expect((index as string).length).to.be.at.most(CONTEXT_LEVELS.standard.keepNames + 0.05 * text.length + 60);
   });
 
   it("lists the names of a JSON array's omitted items, and keeps the JSON valid", () => {

@@ -5,12 +5,12 @@ import { omitted } from "./truncate.ts";
 
 // A file view (cat, nl, sed -n, an editor's view) shortened the way a reader skims code:
 // the first and last screen stay, and from the middle the definitions (def, class,
-// function, ...) with their line numbers, so the agent knows what is where and can view
+// function, ..., a document's headings) with their line numbers, so the agent knows what is where and can view
 // a range again; each cut names its line range and, where the command says which file
 // it is, the command that shows it.
 
 const DEFINITION =
-  /^\s*(?:\d+(?:→|\t|:)\s*)?(?:@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)/;
+  /^\s*(?:\d+(?:→|\t|:)\s*)?(?:#{1,4} \S|@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)/;
 const NUMBER = /^\s*(\d+)(?:→|\t|:)/;
 /** Definitions are what a view is skimmed for: they may use twice the budget a log's error lines get. */
 const DEFINITIONS_SHARE = 2;

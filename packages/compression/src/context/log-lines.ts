@@ -86,6 +86,8 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
   const keep = (line: string, cap: number) => {
     if (line.length <= cap) return out.push(line);
     gone.push(line);
+    // A long line cut is a cut too: the index stands after it when it comes first.
+    if (firstMarker < 0) firstMarker = out.length;
     return out.push(cutMiddle(line, Math.floor(cap * 0.7), Math.floor(cap * 0.3)));
   };
   const gap = (from: number, to: number) => {

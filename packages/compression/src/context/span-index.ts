@@ -11,19 +11,35 @@
  * same names, found ~1.5x faster).
  */
 const NAME =
-  /(?<!\w)(?=[\w.@+-])(?:(?<![\w.@+-])(?:[\w.@+-]+\/)+[\w.@+-]+|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b[A-Za-z]\w*_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[0-9a-f]{7,40}\b|\b\d{3,}\b)/g;
+  /(?<!\w)(?=[\w.@+-])(?:(?<![\w.@+-])(?:[\w.@+-]+\/)+[\w.@+-]+|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b[A-Za-z]\w*_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[0-9a-f]{7,40}\b|\b\d{3,}\b|\b[A-Za-z][a-z]{3,}\b)/g;
+
+/**
+ * Plain words are listed last, after every name: an agent also goes back to the words of
+ * what it read (a setting, a log's subject, a term it then greps for), but a function
+ * word says nothing. Common English words of five letters and more are left out.
+ */
+const PLAIN_WORD = /^[A-Za-z][a-z]+$/;
+const COMMON = new Set(
+  `about above after again against along already although always among another around because
+  before being below between both could doing during either every first found given going great
+  having however itself later least maybe might never other others their there these thing
+  things think those though three through under until using which while whole would where
+  should still since shall value values check false print return class string number added
+  being cannot point since whose whether without within total`.split(/\s+/),
+);
 /** Names this short say too little to be worth their separator. */
 const MIN_NAME = 4;
 /**
  * The index grows with what was cut: a 1 MB log keeps ~20 KB of its names (the result
  * still shrinks by 98%), a 20 KB one a few hundred characters more than the base.
  */
-const NAMES_PER_OMITTED_CHAR = 0.02;
+const NAMES_PER_OMITTED_CHAR = 0.05;
 /** Larger omitted parts are sampled at their ends: the index is a guide, and its cost must stay linear and small. */
 const MAX_SCAN_CHARS = 200_000;
 
-/** Kinds in the order they are listed when the budget runs short: names first, numbers last. */
+/** Kinds in the order they are listed when the budget runs short: names first, then numbers, then plain words. */
 function rank(name: string): number {
+  if (PLAIN_WORD.test(name)) return 4;
   if (/^\d+$/.test(name)) return 3;
   if (/^[0-9a-f]+$/.test(name)) return 2;
   return name.includes("/") || name.includes(".") ? 0 : 1;
@@ -55,7 +71,8 @@ function namesIn(text: string, into = new Set<string>()): Set<string> {
 
 function addNames(text: string, into: Set<string>): Set<string> {
   // `match` with a global pattern returns the matched strings in one call, without a match object each.
-  for (const name of text.match(NAME) ?? []) if (name.length >= MIN_NAME) into.add(name);
+  for (const name of text.match(NAME) ?? [])
+    if (name.length >= MIN_NAME && !COMMON.has(name.toLowerCase())) into.add(name);
   return into;
 }
 
