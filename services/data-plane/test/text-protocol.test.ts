@@ -1,0 +1,73 @@
+import { waitFor } from "@terse/testkit";
+import { expect } from "chai";
+import OpenAI from "openai";
+import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+
+// Agents without native tool calls (mini-swe-agent, Aider) send a command's output back as
+// a plain user message: `<returncode>..</returncode><output>..</output>`. Through the data
+// plane, with context compression on, such an observation reaches the upstream compressed
+// like a tool result, while a message a person typed in the same shape arrives as typed.
+
+/** A pytest run's output, long enough for `standard` to shorten. */
+const testRun = Array.from({ length: 400 }, (_, i) =>
+  i === 250 ? "tests/test_query.py::test_nulls_last FAILED" : `tests/test_query.py::test_case_${i} PASSED`,
+).join("\n");
+const observation = `<returncode>1</returncode>\n<output>\n${testRun}\n</output>`;
+const action = "THOUGHT: Run the query tests.\n\n```bash\npython -m pytest tests/test_query.py -v\n```";
+
+describe("data plane: text-protocol observations", () => {
+  let h: Harness;
+  let client: OpenAI;
+  before(async () => {
+    h = await startHarness();
+    const { rawKey } = await h.addKey({
+      context_compress: true,
+      context_compress_level: "standard",
+      smart_detect_enabled: false,
+    });
+    client = new OpenAI({
+      baseURL: `${h.url}/v1`,
+      apiKey: rawKey,
+      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
+      maxRetries: 0,
+    });
+  });
+  after(() => h.close());
+  beforeEach(() => h.fake.reset());
+
+  const sent = () => h.fake.received[0]?.body.messages as { role: string; content: string }[];
+
+  it("an observation answering a fenced command reaches the upstream compressed, its tags kept", async () => {
+    await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "user", content: "Fix the ordering bug." },
+        { role: "assistant", content: action },
+        { role: "user", content: observation },
+      ],
+    });
+    const messages = sent();
+    expect(messages[0]).to.deep.equal({ role: "user", content: "Fix the ordering bug." });
+    expect(messages[1]).to.deep.equal({ role: "assistant", content: action });
+    const out = messages[2]?.content ?? "";
+    expect(out.length).to.be.below(observation.length / 3);
+    expect(out.startsWith("<returncode>1</returncode>\n<output>\n")).to.equal(true);
+    expect(out.endsWith("\n</output>")).to.equal(true);
+    expect(out).to.include("tests/test_query.py::test_nulls_last FAILED");
+    expect(out).to.include("`python -m pytest tests/test_query.py -v` shows all");
+    const event = await waitFor(async () => (await h.events()).find((e) => e.model === "gpt-4o-mini"));
+    expect(event.input_tokens_before_compression).to.be.greaterThan(event.input_tokens);
+  });
+
+  it("a person's message in the same shape, with no command before it, reaches the upstream as typed", async () => {
+    await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "user", content: "Fix the ordering bug." },
+        { role: "assistant", content: "Which test fails?" },
+        { role: "user", content: observation },
+      ],
+    });
+    expect(sent()[2]).to.deep.equal({ role: "user", content: observation });
+  });
+});
