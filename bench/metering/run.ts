@@ -43,6 +43,8 @@ function event(keyId: string, accountId: string): UsageEvent {
     input_tokens: 100,
     output_tokens: 20,
     input_tokens_before_compression: 130,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
     estimated: false,
     intensity: "full",
     compression_reason: "key setting",

@@ -36,7 +36,7 @@ function responseObject(model: string, output: unknown[], usage: Usage | null, s
     tools: [],
     usage: usage && {
       input_tokens: usage.input,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: usage.cacheRead ?? 0 },
       output_tokens: usage.output,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: usage.input + usage.output,

@@ -5,9 +5,29 @@ import type { Reply, ToolCall } from "./reply.ts";
 import type { Provider } from "./routes.ts";
 
 export interface Usage {
+  /** Every billed input token, cache reads and writes included (as OpenAI and Gemini count). */
   input: number;
   output: number;
+  /** Of input, read from the prompt cache; 0 when left out. */
+  cacheRead?: number;
+  /** Of input, written to the prompt cache (Anthropic only reports writes); 0 when left out. */
+  cacheWrite?: number;
 }
+
+/** OpenAI chat's usage object, cache reads in prompt_tokens_details. */
+const openaiUsage = (usage: Usage) => ({
+  prompt_tokens: usage.input,
+  completion_tokens: usage.output,
+  total_tokens: usage.input + usage.output,
+  prompt_tokens_details: { cached_tokens: usage.cacheRead ?? 0 },
+});
+
+/** Anthropic counts its three input parts apart: input_tokens is the uncached rest. */
+const anthropicInput = (usage: Usage) => ({
+  input_tokens: usage.input - (usage.cacheRead ?? 0) - (usage.cacheWrite ?? 0),
+  cache_creation_input_tokens: usage.cacheWrite ?? 0,
+  cache_read_input_tokens: usage.cacheRead ?? 0,
+});
 
 export const sse = (data: unknown, event?: string) =>
   `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`;
@@ -20,7 +40,7 @@ export function jsonBody(provider: Provider, model: string, reply: Reply, usage:
       created: 1_700_000_000,
       model,
       choices: [{ index: 0, message: openaiMessage(reply), finish_reason: openaiFinish(reply) }],
-      usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+      usage: openaiUsage(usage),
     };
   }
   if (provider === "anthropic") {
@@ -32,7 +52,7 @@ export function jsonBody(provider: Provider, model: string, reply: Reply, usage:
       content: [anthropicBlock(reply)],
       stop_reason: reply.kind === "tool_call" ? "tool_use" : "end_turn",
       stop_sequence: null,
-      usage: { input_tokens: usage.input, output_tokens: usage.output },
+      usage: { ...anthropicInput(usage), output_tokens: usage.output },
     };
   }
   return {
@@ -106,11 +126,7 @@ function openaiEvents(model: string, reply: Reply, usage: Usage, includeUsage: b
         created: 1_700_000_000,
         model,
         choices: [],
-        usage: {
-          prompt_tokens: usage.input,
-          completion_tokens: usage.output,
-          total_tokens: usage.input + usage.output,
-        },
+        usage: openaiUsage(usage),
       }),
     );
   }
@@ -132,7 +148,7 @@ function anthropicEvents(model: string, reply: Reply, usage: Usage): string[] {
     content: [],
     stop_reason: null,
     stop_sequence: null,
-    usage: { input_tokens: usage.input, output_tokens: 1 },
+    usage: { ...anthropicInput(usage), output_tokens: 1 },
   };
   const events = [sse({ type: "message_start", message }, "message_start")];
   const delta = (d: unknown) => sse({ type: "content_block_delta", index: 0, delta: d }, "content_block_delta");
@@ -167,6 +183,7 @@ const geminiUsage = (usage: Usage, output: number) => ({
   promptTokenCount: usage.input,
   candidatesTokenCount: output,
   totalTokenCount: usage.input + output,
+  ...(usage.cacheRead ? { cachedContentTokenCount: usage.cacheRead } : {}),
 });
 
 /** Every chunk carries usageMetadata, growing; the last one (with finishReason) is the total. */

@@ -48,8 +48,14 @@ export const usageEventSchema = z
     /** HTTP status returned to the caller (0 when the client hung up before any status). */
     status: z.number().int().min(0).max(599),
     streamed: z.boolean(),
+    /** Every billed input token, cache reads and writes included. */
     input_tokens: tokenCount,
     output_tokens: tokenCount,
+    /** Of input_tokens, those the provider read from its prompt cache (billed lower). Absent from an older producer: 0. */
+    cache_read_tokens: tokenCount.default(0),
+    /** Of input_tokens, those the provider wrote to its prompt cache (Anthropic bills them higher). */
+    cache_write_tokens: tokenCount.default(0),
+    /** input_tokens plus what compression saved (the tokenizer's estimate of the parts it changed). */
     input_tokens_before_compression: tokenCount,
     /** True when the proxy counted tokens itself (no usage from upstream: error, abort). */
     estimated: z.boolean(),
@@ -63,6 +69,8 @@ export const usageEventSchema = z
   .strict();
 
 export type UsageEvent = z.infer<typeof usageEventSchema>;
+/** An event as a producer may send it (the cache counts may be left out). */
+export type UsageEventInput = z.input<typeof usageEventSchema>;
 
 /** The payload of one `usage-batch` job. */
 export const usageBatchSchema = z.object({ events: z.array(z.unknown()).min(1) });

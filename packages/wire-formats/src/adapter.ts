@@ -58,10 +58,16 @@ export interface StreamFilter {
   flush(): string;
 }
 
-/** Tokens the provider reported, input counting every billed part (cache reads and writes included). */
+/**
+ * Tokens the provider reported. `input` counts every billed input token, cache reads and
+ * writes included; `cacheRead` and `cacheWrite` say how many of them the provider read
+ * from or wrote to its prompt cache (billed at other prices), 0 when it reports none.
+ */
 export interface ReportedUsage {
   input: number;
   output: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 /** The part of a request compression rewrites, and how to put the rewritten part back. */

@@ -103,6 +103,8 @@ describe("migrated database vs schema.prisma", () => {
       inputTokens: 10,
       outputTokens: 20,
       inputTokensBeforeCompression: 30,
+      cacheReadTokens: 6,
+      cacheWriteTokens: 2,
       estimated: true,
       intensity: "lite",
       compressionReason: "smart detect",

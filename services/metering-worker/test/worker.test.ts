@@ -114,6 +114,8 @@ describe("metering worker", function () {
       input_tokens: tokens,
       output_tokens: 0,
       input_tokens_before_compression: tokens + 2,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       estimated: false,
       intensity: "full",
       compression_reason: "key setting",
@@ -187,6 +189,26 @@ describe("metering worker", function () {
       what: "3 records",
     });
     expect(t.tokens).to.equal(12);
+  });
+
+  it("carries the prompt-cache counts through gRPC into Postgres; an older producer's event without them records 0", async () => {
+    await startControlPlane();
+    await startWorker();
+    const cached = event(500, { cache_read_tokens: 400, cache_write_tokens: 60 });
+    const { cache_read_tokens: _r, cache_write_tokens: _w, ...older } = event(7);
+    await enqueue([[cached, older]]);
+    const rows = await waitFor(
+      async () => {
+        const r = await db.usageEvent.findMany({
+          select: { eventId: true, cacheReadTokens: true, cacheWriteTokens: true },
+        });
+        return r.length === 2 ? r : undefined;
+      },
+      { what: "both events recorded" },
+    );
+    const byId = new Map(rows.map((r) => [r.eventId, r]));
+    expect(byId.get(cached.event_id)).to.include({ cacheReadTokens: 400, cacheWriteTokens: 60 });
+    expect(byId.get(older.event_id)).to.include({ cacheReadTokens: 0, cacheWriteTokens: 0 });
   });
 
   it("fails malformed events into the failed set with a reason, and records the rest of their batch", async () => {

@@ -69,6 +69,8 @@ describe("fault: a poison usage event among two accounts' traffic", function () 
       input_tokens: 11,
       output_tokens: 7,
       input_tokens_before_compression: 11,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       estimated: false,
       intensity: "full",
       compression_reason: "key setting",

@@ -58,14 +58,14 @@ export const anthropicMessages: WireFormatAdapter = {
     // Input is billed in three parts; message_start carries them, message_delta the output.
     const u = ((isRecord(data.message) ? data.message.usage : undefined) ?? data.usage) as AnthropicUsage | undefined;
     if (!u) return undefined;
-    const input = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
     // message_delta's counts are cumulative, the final word: newer streams repeat the
     // input there (it can differ from message_start's, e.g. after a fallback); older
-    // ones carry only output_tokens, and the input stays message_start's.
-    if (data.type === "message_delta" && u.input_tokens === undefined) {
-      return { input: seen?.input ?? 0, output: u.output_tokens ?? 0 };
-    }
-    return { input, output: u.output_tokens ?? 0 };
+    // ones carry only output_tokens, and each input part missing stays message_start's.
+    const earlier = data.type === "message_delta" ? seen : undefined;
+    const cacheRead = u.cache_read_input_tokens ?? earlier?.cacheRead ?? 0;
+    const cacheWrite = u.cache_creation_input_tokens ?? earlier?.cacheWrite ?? 0;
+    const uncached = u.input_tokens ?? (earlier ? earlier.input - earlier.cacheRead - earlier.cacheWrite : 0);
+    return { input: uncached + cacheRead + cacheWrite, output: u.output_tokens ?? 0, cacheRead, cacheWrite };
   },
 
   text(data) {

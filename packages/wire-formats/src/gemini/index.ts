@@ -85,10 +85,22 @@ export const gemini: WireFormatAdapter = {
 
   usage(data) {
     const m = data.usageMetadata as
-      | { promptTokenCount?: number; candidatesTokenCount?: number; thoughtsTokenCount?: number }
+      | {
+          promptTokenCount?: number;
+          candidatesTokenCount?: number;
+          thoughtsTokenCount?: number;
+          cachedContentTokenCount?: number;
+        }
       | undefined;
+    // cachedContentTokenCount is part of promptTokenCount (implicit or explicit cache);
+    // a cache's storage is billed by the hour, not per request: no write tokens here.
     return m
-      ? { input: m.promptTokenCount ?? 0, output: (m.candidatesTokenCount ?? 0) + (m.thoughtsTokenCount ?? 0) }
+      ? {
+          input: m.promptTokenCount ?? 0,
+          output: (m.candidatesTokenCount ?? 0) + (m.thoughtsTokenCount ?? 0),
+          cacheRead: m.cachedContentTokenCount ?? 0,
+          cacheWrite: 0,
+        }
       : undefined;
   },
 

@@ -43,8 +43,24 @@ export const openaiChat: WireFormatAdapter = {
   },
 
   usage(data) {
-    const u = data.usage as { prompt_tokens?: number; completion_tokens?: number } | null | undefined;
-    return u ? { input: u.prompt_tokens ?? 0, output: u.completion_tokens ?? 0 } : undefined;
+    const u = data.usage as
+      | {
+          prompt_tokens?: number;
+          completion_tokens?: number;
+          prompt_tokens_details?: { cached_tokens?: number } | null;
+        }
+      | null
+      | undefined;
+    // OpenAI caches on its own and charges nothing extra to write: cached_tokens are reads,
+    // already counted in prompt_tokens.
+    return u
+      ? {
+          input: u.prompt_tokens ?? 0,
+          output: u.completion_tokens ?? 0,
+          cacheRead: u.prompt_tokens_details?.cached_tokens ?? 0,
+          cacheWrite: 0,
+        }
+      : undefined;
   },
 
   text(data) {

@@ -11,12 +11,21 @@ const GENERATE: Operation = { kind: "generate", method: "POST", path: "/v1/respo
 interface ResponsesUsage {
   input_tokens?: number;
   output_tokens?: number;
+  input_tokens_details?: { cached_tokens?: number } | null;
 }
 
 /** The usage of a whole response object (JSON body, or the response a terminal event carries). */
 function usageOfResponse(response: unknown): ReportedUsage | undefined {
   const u = isRecord(response) ? (response.usage as ResponsesUsage | null | undefined) : undefined;
-  return u ? { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0 } : undefined;
+  // cached_tokens are reads, counted in input_tokens; OpenAI charges nothing to write.
+  return u
+    ? {
+        input: u.input_tokens ?? 0,
+        output: u.output_tokens ?? 0,
+        cacheRead: u.input_tokens_details?.cached_tokens ?? 0,
+        cacheWrite: 0,
+      }
+    : undefined;
 }
 
 export const openaiResponses: WireFormatAdapter = {

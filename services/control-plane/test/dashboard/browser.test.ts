@@ -401,6 +401,8 @@ describe("dashboard: a visit in Chromium", function () {
           input_tokens: Math.round(before * 0.7),
           output_tokens: Math.round(300 * scale),
           input_tokens_before_compression: before,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
           estimated: false,
           intensity: "full",
           compression_reason: null,

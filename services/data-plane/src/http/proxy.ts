@@ -384,6 +384,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       streamed: ex.upstream.streamed,
       input_tokens: input,
       output_tokens: output,
+      cache_read_tokens: reported?.cacheRead ?? 0,
+      cache_write_tokens: reported?.cacheWrite ?? 0,
       input_tokens_before_compression: input + saved,
       estimated: reported === undefined,
       intensity: ex.compression?.intensity ?? null,

@@ -18,6 +18,8 @@ export interface UsageEvent {
   'compression_reason'?: (string);
   'latency_ms'?: (number | string | Long);
   'started_at'?: (string);
+  'cache_read_tokens'?: (number | string | Long);
+  'cache_write_tokens'?: (number | string | Long);
 }
 
 export interface UsageEvent__Output {
@@ -36,4 +38,6 @@ export interface UsageEvent__Output {
   'compression_reason': (string);
   'latency_ms': (number);
   'started_at': (string);
+  'cache_read_tokens': (number);
+  'cache_write_tokens': (number);
 }
