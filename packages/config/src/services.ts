@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { bool, hostPort, logLevel, nonNegativeInt, optionalString, port, positiveInt, url } from "./fields.ts";
 import { plansFromEnv } from "./plans.ts";
+import { pricesFromEnv } from "./prices.ts";
 
 // Every variable any terse service reads, in one place (.env.example documents them).
 // Nothing outside this package reads process.env.
@@ -92,6 +93,8 @@ const controlPlaneShape = z.object({
   CONTROL_PLANE_TRUST_PROXY: z.string().regex(/^\d+$/, "expected a whole number").transform(Number).prefault("0"),
   /** Password of the demo account `npm start` seeds (demo@terse.local); default `terse-demo-password`. */
   DEMO_PASSWORD: z.string().min(8, "must be at least 8 characters").default("terse-demo-password"),
+  /** Model prices for /v1/usage's money figures: JSON, or a JSON file's path, over the shipped table (prices.ts). */
+  TERSE_PRICES: pricesFromEnv,
 });
 export const controlPlaneEnv = controlPlaneShape.refine(headersWithinRequest, HEADERS_WITHIN_REQUEST);
 export type ControlPlaneConfig = z.infer<typeof controlPlaneEnv>;
