@@ -65,7 +65,7 @@ async function ensureDatabase(url: string): Promise<void> {
 const SERVICES = [
   { name: "control-plane", ready: /control-plane listening on (.+)/ },
   { name: "data-plane", ready: /data-plane listening on (.+)/ },
-  { name: "metering-worker", ready: /metering-worker ready(.*)/ },
+  { name: "metering-worker", ready: /metering-worker ready \(metrics on (\S+)\)/ },
 ] as const;
 
 function relay(name: string, proc: RunningProcess): void {
@@ -125,7 +125,8 @@ async function main(): Promise<void> {
       void stopAll(1);
     });
     const line = await proc.waitForOutput(svc.ready, 60_000);
-    urls.push(`  ${svc.name.padEnd(16)} ${line.match(svc.ready)?.[1]?.trim() || "running"}`);
+    const url = line.match(svc.ready)?.[1] ?? "";
+    urls.push(`  ${svc.name.padEnd(16)} ${svc.name === "metering-worker" ? `${url}/metrics` : url}`);
   }
   console.log(
     [
