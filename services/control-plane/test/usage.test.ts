@@ -27,7 +27,9 @@ interface UsageBody {
     output_tokens: number;
     input_tokens_before_compression: number;
     tokens_saved: number;
+    [money: string]: number;
   };
+  unpriced_models: string[];
 }
 
 describe("GET /v1/usage", () => {
@@ -96,13 +98,21 @@ describe("GET /v1/usage", () => {
       tokens_saved: 50,
     });
     expect(res.body.data[1]).to.include({ requests: 0, input_tokens: 0, tokens_saved: 0 });
+    // gpt-4o-mini at the shipped prices (0.15 input, 0.60 output per million); claude-test is unpriced.
     expect(res.body.totals).to.deep.equal({
       requests: 3,
       input_tokens: 250,
       output_tokens: 30,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       input_tokens_before_compression: 330,
       tokens_saved: 80,
+      unpriced_requests: 1,
+      cost_usd: 0.000035,
+      cost_without_terse_usd: 0.000047,
+      saved_usd: 0.000012,
     });
+    expect(res.body.unpriced_models).to.deep.equal(["claude-test"]);
   });
 
   it("groups by key with names and prefixes, and by model", async () => {

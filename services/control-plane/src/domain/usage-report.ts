@@ -1,8 +1,11 @@
 import type { Db } from "@terse/db";
 import { Prisma } from "@terse/db";
+import { type PriceTable, priceOf } from "@terse/prices";
+import { addMoney, type Money, moneyOf, NO_MONEY, roundMoney, type TokenSums } from "./usage-money.ts";
 
-// Usage analytics for the dashboard and API clients: requests and tokens of one
-// account, over a time range, optionally one key, grouped by day, key or model.
+// Usage analytics for the dashboard and API clients: requests, tokens and money of one
+// account, over a time range, optionally one key, grouped by day, key or model. Money is
+// priced here, at read time, from the stored tokens and the price table (usage-money.ts).
 
 export type GroupBy = "day" | "key" | "model";
 
@@ -14,13 +17,18 @@ export interface UsageQuery {
   keyId?: string | undefined;
 }
 
-export interface UsageFigures {
+export type UsageFigures = {
   requests: number;
   input_tokens: number;
   output_tokens: number;
+  /** Of input_tokens, read from and written to the providers' prompt caches. */
+  cache_read_tokens: number;
+  cache_write_tokens: number;
   input_tokens_before_compression: number;
   tokens_saved: number;
-}
+  /** Requests of models the price table does not know: in the token figures, not in the money ones. */
+  unpriced_requests: number;
+} & Money;
 
 export type UsageRow = UsageFigures & {
   day?: string;
@@ -30,56 +38,135 @@ export type UsageRow = UsageFigures & {
   model?: string;
 };
 
+export interface UsageResult {
+  data: UsageRow[];
+  totals: UsageFigures;
+  /** Models of the range that have no price, sorted: their requests count no money. */
+  unpriced_models: string[];
+}
+
+/** One (label, model) group as Postgres sums it. */
 interface SqlRow {
   label: string;
+  model: string;
   requests: bigint;
   input_tokens: bigint;
   output_tokens: bigint;
+  cache_read: bigint;
+  cache_write: bigint;
   before: bigint;
+  cache_read_before: number;
+  cache_write_before: number;
 }
 
 const DAY_MS = 86_400_000;
 
-function figures(r: Pick<SqlRow, "requests" | "input_tokens" | "output_tokens" | "before"> | undefined): UsageFigures {
-  const input = Number(r?.input_tokens ?? 0n);
-  const before = Number(r?.before ?? 0n);
-  return {
-    requests: Number(r?.requests ?? 0n),
-    input_tokens: input,
-    output_tokens: Number(r?.output_tokens ?? 0n),
-    input_tokens_before_compression: before,
-    tokens_saved: Math.max(0, before - input),
+const tokensOf = (r: SqlRow): TokenSums => ({
+  requests: Number(r.requests),
+  input: Number(r.input_tokens),
+  output: Number(r.output_tokens),
+  cacheRead: Number(r.cache_read),
+  cacheWrite: Number(r.cache_write),
+  before: Number(r.before),
+  cacheReadBefore: r.cache_read_before,
+  cacheWriteBefore: r.cache_write_before,
+});
+
+/** Sums of several groups, in the shape the API answers. */
+class Figures {
+  private t: TokenSums = {
+    requests: 0,
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    before: 0,
+    cacheReadBefore: 0,
+    cacheWriteBefore: 0,
   };
+  private money: Money = NO_MONEY;
+  private unpriced = 0;
+
+  add(t: TokenSums, money: Money | undefined): void {
+    for (const k of Object.keys(this.t) as (keyof TokenSums)[]) this.t[k] += t[k];
+    if (money) this.money = addMoney(this.money, money);
+    else this.unpriced += t.requests;
+  }
+
+  figures(): UsageFigures {
+    return {
+      requests: this.t.requests,
+      input_tokens: this.t.input,
+      output_tokens: this.t.output,
+      cache_read_tokens: this.t.cacheRead,
+      cache_write_tokens: this.t.cacheWrite,
+      input_tokens_before_compression: this.t.before,
+      tokens_saved: Math.max(0, this.t.before - this.t.input),
+      unpriced_requests: this.unpriced,
+      ...roundMoney(this.money),
+    };
+  }
 }
 
 export class UsageReport {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly prices: PriceTable,
+  ) {}
 
-  async run(q: UsageQuery): Promise<{ data: UsageRow[]; totals: UsageFigures }> {
+  async run(q: UsageQuery): Promise<UsageResult> {
+    const rows = await this.sums(q);
+    const groups = new Map<string, Figures>();
+    const totals = new Figures();
+    const unpriced = new Set<string>();
+    for (const r of rows) {
+      const price = priceOf(this.prices, r.model);
+      if (!price) unpriced.add(r.model);
+      const tokens = tokensOf(r);
+      const money = price ? moneyOf(price, tokens) : undefined;
+      const group = groups.get(r.label) ?? new Figures();
+      groups.set(r.label, group);
+      group.add(tokens, money);
+      totals.add(tokens, money);
+    }
+    const labelled = [...groups].map(([label, f]) => ({ label, figures: f.figures() }));
+    const unpriced_models = [...unpriced].sort();
+    if (q.groupBy === "day")
+      return { data: everyDay(q.from, q.to, labelled), totals: totals.figures(), unpriced_models };
+    if (q.groupBy === "model") {
+      const data = labelled.map((l) => ({ model: l.label, ...l.figures }));
+      return { data, totals: totals.figures(), unpriced_models };
+    }
+    return { data: await this.withKeyNames(q.accountId, labelled), totals: totals.figures(), unpriced_models };
+  }
+
+  /**
+   * Token sums per label and model (money needs the model's price). The estimate's cache
+   * parts before compression are scaled per request, by its own before/input, then summed.
+   */
+  private sums(q: UsageQuery): Promise<SqlRow[]> {
     const label = {
       day: Prisma.sql`to_char(date_trunc('day', started_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD')`,
       key: Prisma.sql`key_id`,
       model: Prisma.sql`model`,
     }[q.groupBy];
     const keyFilter = q.keyId ? Prisma.sql`AND key_id = ${q.keyId}` : Prisma.empty;
-    const rows = await this.db.$queryRaw<SqlRow[]>`
-      SELECT ${label} AS label, count(*) AS requests, COALESCE(sum(input_tokens), 0) AS input_tokens,
-             COALESCE(sum(output_tokens), 0) AS output_tokens, COALESCE(sum(input_tokens_before_compression), 0) AS before
+    const scaled = (column: Prisma.Sql) =>
+      Prisma.sql`COALESCE(sum(CASE WHEN input_tokens > 0
+        THEN ${column}::float8 * input_tokens_before_compression / input_tokens ELSE 0 END), 0)::float8`;
+    return this.db.$queryRaw<SqlRow[]>`
+      SELECT ${label} AS label, model, count(*) AS requests,
+             COALESCE(sum(input_tokens), 0) AS input_tokens, COALESCE(sum(output_tokens), 0) AS output_tokens,
+             COALESCE(sum(cache_read_tokens), 0) AS cache_read, COALESCE(sum(cache_write_tokens), 0) AS cache_write,
+             COALESCE(sum(input_tokens_before_compression), 0) AS before,
+             ${scaled(Prisma.sql`cache_read_tokens`)} AS cache_read_before,
+             ${scaled(Prisma.sql`cache_write_tokens`)} AS cache_write_before
       FROM usage_events
       WHERE account_id = ${q.accountId} AND started_at >= ${q.from} AND started_at < ${q.to} ${keyFilter}
-      GROUP BY 1 ORDER BY 1`;
-    const totals = figures({
-      requests: rows.reduce((s, r) => s + r.requests, 0n),
-      input_tokens: rows.reduce((s, r) => s + r.input_tokens, 0n),
-      output_tokens: rows.reduce((s, r) => s + r.output_tokens, 0n),
-      before: rows.reduce((s, r) => s + r.before, 0n),
-    });
-    if (q.groupBy === "day") return { data: everyDay(q.from, q.to, rows), totals };
-    if (q.groupBy === "model") return { data: rows.map((r) => ({ model: r.label, ...figures(r) })), totals };
-    return { data: await this.withKeyNames(q.accountId, rows), totals };
+      GROUP BY 1, 2 ORDER BY 1, 2`;
   }
 
-  private async withKeyNames(accountId: string, rows: SqlRow[]): Promise<UsageRow[]> {
+  private async withKeyNames(accountId: string, rows: { label: string; figures: UsageFigures }[]): Promise<UsageRow[]> {
     const keys = await this.db.serviceKey.findMany({
       where: { accountId, id: { in: rows.map((r) => r.label) } },
       select: { id: true, name: true, keyPrefix: true },
@@ -89,18 +176,19 @@ export class UsageReport {
       key_id: r.label,
       key_name: byId.get(r.label)?.name ?? "",
       key_prefix: byId.get(r.label)?.keyPrefix ?? "",
-      ...figures(r),
+      ...r.figures,
     }));
   }
 }
 
 /** Every UTC day of the range, zeros included, so a chart needs no gap filling. */
-function everyDay(from: Date, to: Date, rows: SqlRow[]): UsageRow[] {
-  const byDay = new Map(rows.map((r) => [r.label, r]));
+function everyDay(from: Date, to: Date, rows: { label: string; figures: UsageFigures }[]): UsageRow[] {
+  const byDay = new Map(rows.map((r) => [r.label, r.figures]));
+  const none = new Figures().figures();
   const out: UsageRow[] = [];
   for (let t = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()); t < to.getTime(); t += DAY_MS) {
     const day = new Date(t).toISOString().slice(0, 10);
-    out.push({ day, ...figures(byDay.get(day)) });
+    out.push({ day, ...(byDay.get(day) ?? none) });
   }
   return out;
 }

@@ -7,7 +7,8 @@ import { UsageReport } from "../domain/usage-report.ts";
 import { accountOf } from "./auth_middleware.ts";
 
 // GET /v1/usage?from=&to=&group_by=day|key|model&key_id=: the caller's usage, for the
-// dashboard's charts. Defaults: the last 30 days, grouped by day.
+// dashboard's charts. Defaults: the last 30 days, grouped by day. Tokens as recorded;
+// money priced now from the price table, the savings in money an estimate (docs/savings.md).
 
 const MAX_RANGE_DAYS = 366;
 const DEFAULT_RANGE_DAYS = 30;
@@ -50,7 +51,17 @@ function parseQuery(query: unknown) {
 }
 
 export function register(app: Express, ctx: AppContext): void {
-  const report = new UsageReport(ctx.db);
+  const prices = ctx.config.TERSE_PRICES;
+  const report = new UsageReport(ctx.db, prices);
+  const about = {
+    currency: "USD",
+    prices_as_of: prices.as_of,
+    prices_source: prices.source,
+    estimate:
+      "cost_without_terse_usd and saved_usd are estimates: the request before compression is the tokenizer's count " +
+      "of what compression removed added to the provider's input count, its cached share taken as the compressed " +
+      "request's; cost_usd is the providers' reported tokens at the table's prices.",
+  };
   app.get("/v1/usage", ctx.requireAccount, async (req: Request, res: Response) => {
     const account = accountOf(req);
     const q = parseQuery(req.query);
@@ -60,7 +71,15 @@ export function register(app: Express, ctx: AppContext): void {
         : null;
       if (!key) throw new ApiError("not_found");
     }
-    const { data, totals } = await report.run({ accountId: account.id, ...q });
-    res.json({ from: q.from.toISOString(), to: q.to.toISOString(), group_by: q.groupBy, data, totals });
+    const { data, totals, unpriced_models } = await report.run({ accountId: account.id, ...q });
+    res.json({
+      from: q.from.toISOString(),
+      to: q.to.toISOString(),
+      group_by: q.groupBy,
+      data,
+      totals,
+      unpriced_models,
+      money: about,
+    });
   });
 }

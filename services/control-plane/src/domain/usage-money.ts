@@ -1,0 +1,69 @@
+import type { ModelPrice } from "@terse/prices";
+
+// Money from stored tokens, at read time (docs/savings.md): a corrected price applies to
+// every past request, and nothing but tokens is stored per event.
+//
+// What a request cost is exact given the price: each input part at its own rate (fresh,
+// read from the cache, written to it), output at the output rate.
+//
+// What it would have cost without terse is an ESTIMATE. The request before compression
+// had input + saved tokens (saved: the tokenizer's count of what compression removed, less
+// what it added). The provider's cache would have held the same share of it: terse keeps
+// the prefix a cache matches stable (docs/compression.md, "prefix-stable pairs"), so the
+// parts read from and written to the cache grow with the request, by before/input, and
+// the rest is fresh input. Output is taken as it was (shorter answers are not counted as
+// savings). Cache writes are priced on both sides, so what compression made the provider
+// write beyond that is already subtracted from the savings.
+
+/** Token sums of some requests of one model, as stored, plus the estimate's cache parts before compression. */
+export interface TokenSums {
+  requests: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Input tokens before compression (input + saved). */
+  before: number;
+  /** Of `before`, the estimated parts read from and written to the cache (summed per request). */
+  cacheReadBefore: number;
+  cacheWriteBefore: number;
+}
+
+export interface Money {
+  /** What the requests cost, USD. */
+  cost_usd: number;
+  /** Estimate: what they would have cost uncompressed, USD. */
+  cost_without_terse_usd: number;
+  /** Estimate: the difference, net of cache writes; negative when compression cost more. */
+  saved_usd: number;
+}
+
+const PER_MILLION = 1e6;
+
+/** USD of input split into fresh, cache-read and cache-written tokens, plus output. */
+function priced(p: ModelPrice, input: number, read: number, write: number, output: number): number {
+  const fresh = Math.max(0, input - read - write);
+  return (fresh * p.input + read * p.cached_input + write * p.cache_write + output * p.output) / PER_MILLION;
+}
+
+export function moneyOf(p: ModelPrice, t: TokenSums): Money {
+  const cost = priced(p, t.input, t.cacheRead, t.cacheWrite, t.output);
+  const without = priced(p, t.before, t.cacheReadBefore, t.cacheWriteBefore, t.output);
+  return { cost_usd: cost, cost_without_terse_usd: without, saved_usd: without - cost };
+}
+
+export const NO_MONEY: Money = { cost_usd: 0, cost_without_terse_usd: 0, saved_usd: 0 };
+
+export function addMoney(a: Money, b: Money): Money {
+  return {
+    cost_usd: a.cost_usd + b.cost_usd,
+    cost_without_terse_usd: a.cost_without_terse_usd + b.cost_without_terse_usd,
+    saved_usd: a.saved_usd + b.saved_usd,
+  };
+}
+
+/** Micro-dollars are the finest figure a person reads; more digits would only be float noise. */
+export function roundMoney(m: Money): Money {
+  const r = (x: number) => Math.round(x * 1e6) / 1e6;
+  return { cost_usd: r(m.cost_usd), cost_without_terse_usd: r(m.cost_without_terse_usd), saved_usd: r(m.saved_usd) };
+}
