@@ -15,6 +15,7 @@ import {
 } from "@terse/wire-formats";
 import httpProxy from "http-proxy";
 import { type Admitted, AuthCacheDown, type Authenticator, rateLimitHeaders } from "../domain/authenticate.ts";
+import { setInputTokenHeaders } from "../domain/input-token-headers.ts";
 import { requireModel } from "../domain/model-name.ts";
 import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
@@ -321,6 +322,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       ...rateLimitHeaders(ex.admitted.rateLimit),
     };
     if (ex.compression?.intensity) h["X-Compression-Intensity"] = ex.compression.intensity;
+    setInputTokenHeaders(h, ex.adapter, ex.op, ex.upstream.body, ex.compression);
     return h;
   }
 
