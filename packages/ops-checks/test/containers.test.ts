@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type FakeProvider, startFakeProvider } from "@terse/fake-provider";
+import { generateRawKey } from "@terse/keys";
 import {
   createTestDatabase,
   freePort,
@@ -200,15 +201,18 @@ describe("the container commands, run as plain processes", function () {
         body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }),
       });
     expect((await call(rawKey)).status).to.equal(200);
+    // A key never issued is looked up and missed; a malformed one (its checksum broken)
+    // is refused before any lookup, so it counts as a refusal but not as a miss.
+    expect((await call(generateRawKey())).status).to.equal(401);
     expect((await call(`${rawKey.slice(0, -4)}zzzz`)).status).to.equal(401);
     const metrics = await (await fetch(`${dataPlane}/metrics`)).text();
     for (const line of [
       'terse_proxy_requests_total{provider="openai",status="200"} 1',
-      'terse_proxy_requests_total{provider="openai",status="401"} 1',
+      'terse_proxy_requests_total{provider="openai",status="401"} 2',
       'terse_proxy_request_duration_seconds_count{provider="openai",status="200"} 1',
       'terse_auth_cache_lookups_total{result="hit"} 1',
       'terse_auth_cache_lookups_total{result="miss"} 1',
-      'terse_proxy_refusals_total{code="invalid_api_key"} 1',
+      'terse_proxy_refusals_total{code="invalid_api_key"} 2',
     ]) {
       expect(metrics.split("\n"), line).to.include(line);
     }
