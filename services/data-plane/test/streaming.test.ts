@@ -7,12 +7,19 @@ import { type Harness, logLines, PROVIDER_KEY, startHarness } from "./harness.ts
 // Streaming without buffering, client aborts, dead and silent upstreams, and upstream
 // errors with the provider key redacted.
 
+/**
+ * The silent-upstream test waits this long for its 504; the streams below pause a tenth
+ * of it or less between events. Closer, a busy machine that runs an upstream's timer late
+ * makes the proxy cut a live stream as idle.
+ */
+const IDLE_TIMEOUT_MS = 2_000;
+
 describe("data plane: streams, aborts and upstream failures", () => {
   let h: Harness;
   let auth: Record<string, string>;
 
   before(async () => {
-    h = await startHarness({ UPSTREAM_IDLE_TIMEOUT_MS: "400", UPSTREAM_CONNECT_TIMEOUT_MS: "300" });
+    h = await startHarness({ UPSTREAM_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS) });
     auth = {
       authorization: `Bearer ${(await h.addKey()).rawKey}`,
       "x-provider-key": PROVIDER_KEY,
@@ -31,7 +38,8 @@ describe("data plane: streams, aborts and upstream failures", () => {
     });
 
   it("relays each SSE chunk before the upstream sends the next (200 ms apart)", async () => {
-    h.fake.set({ chunkDelayMs: 200, text: "one two three four " });
+    const pauseMs = 200;
+    h.fake.set({ chunkDelayMs: pauseMs, text: "one two three four " });
     const res = await fetch(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth, body: chat() });
     expect(res.headers.get("content-type")).to.match(/text\/event-stream/);
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
@@ -45,8 +53,10 @@ describe("data plane: streams, aborts and upstream failures", () => {
     // role chunk, 4 text chunks, finish chunk, [DONE] (the usage chunk was removed).
     expect(arrivals.length).to.equal(7);
     const gaps = arrivals.slice(1).map((t, i) => t - (arrivals[i] ?? t));
-    // Chunks arrive spread out as the upstream sent them, not all at once at the end.
-    expect(gaps.filter((g) => g >= 150).length).to.be.at.least(5);
+    // Chunks arrive spread out as the upstream sent them, not all at once at the end. A
+    // moment the machine gives this process no CPU delays one arrival and shortens the
+    // gap after it, so most gaps, not all, must be at least half the upstream's pause.
+    expect(gaps.filter((g) => g >= pauseMs / 2).length, `gaps ${gaps.join(", ")} ms`).to.be.at.least(4);
   });
 
   it("aborts the upstream when the caller hangs up, and still meters with estimated tokens", async () => {
@@ -115,11 +125,16 @@ describe("data plane: streams, aborts and upstream failures", () => {
       socket.resume();
       await new Promise<void>((resolve) => socket.once("close", () => resolve()));
     }
-    // Whatever reached the upstream was aborted at once, not streamed to no one.
-    await waitFor(() => h.fake.stats.closedByPeer === h.fake.stats.requests, {
-      timeoutMs: 1_000,
-      what: `${h.fake.stats.requests} upstream requests aborted, ${h.fake.stats.closedByPeer} were`,
-    });
+    // Whatever reached the upstream was aborted, not streamed to no one: a stream left
+    // running ends by itself (six events, 50 ms apart) and is never counted as cut.
+    await waitFor(
+      () => {
+        const { requests, closedByPeer } = h.fake.stats;
+        if (closedByPeer !== requests) throw new Error(`${requests} reached the upstream, ${closedByPeer} cut`);
+        return true;
+      },
+      { what: "every upstream request aborted" },
+    );
   });
 
   it("answers 504 upstream timeout when the upstream stays silent past the idle timeout", async () => {
@@ -195,7 +210,8 @@ describe("data plane: a dead upstream", () => {
       });
       expect(res.status).to.equal(502);
       expect(((await res.json()) as { error: { message: string } }).error.message).to.equal("upstream unavailable");
-      expect(Date.now() - started).to.be.lessThan(1_000);
+      // On the refusal, not after a connect timeout or a retry.
+      expect(Date.now() - started).to.be.lessThan(dead.config.UPSTREAM_CONNECT_TIMEOUT_MS);
     } finally {
       await dead.close();
     }
