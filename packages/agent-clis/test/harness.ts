@@ -89,7 +89,7 @@ export async function expectAgentTraffic(
   expectCredentialsSwapped(received, agent.serviceKey, providerKey);
   expectToolRoundTrip(received, script, ws.marker);
   await expectUsageRecorded(agent, received);
-  expectEveryAnswerOk(agent);
+  await expectEveryAnswerOk(agent, received.length);
   expectNoSecretsLogged(agent, [agent.serviceKey, providerKey]);
 }
 
@@ -223,10 +223,19 @@ function answers(agent: AgentRig): AnswerLine[] {
     .filter((l): l is AnswerLine => typeof l.path === "string" && typeof l.status === "number");
 }
 
-/** terse answered everything the agent sent with a success (no 404 for an endpoint it lacks, no 4xx from a check). */
-function expectEveryAnswerOk(agent: AgentRig): void {
-  const lines = answers(agent);
-  expect(lines, "the data plane's answer lines").not.to.be.empty;
+/**
+ * terse answered everything the agent sent with a success (no 404 for an endpoint it
+ * lacks, no 4xx from a check). Log lines reach stdout in batches (packages/logger): the
+ * line of every forwarded request is waited for.
+ */
+async function expectEveryAnswerOk(agent: AgentRig, forwarded: number): Promise<void> {
+  const lines = await waitFor(
+    () => {
+      const found = answers(agent);
+      return found.length >= forwarded && found;
+    },
+    { what: `a log line for each of the ${forwarded} forwarded requests` },
+  );
   const failed = lines.filter((l) => l.status >= 300).map((l) => `${l.method} ${l.path} -> ${l.status}`);
   expect(failed, "requests terse did not answer with a success").to.deep.equal([]);
 }
