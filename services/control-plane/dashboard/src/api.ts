@@ -42,20 +42,40 @@ export interface UsageFigures {
   requests: number;
   input_tokens: number;
   output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
   input_tokens_before_compression: number;
   tokens_saved: number;
+  /** USD at the price table's rates; the next two are estimates (docs/savings.md). */
+  cost_usd: number;
+  cost_without_terse_usd: number;
+  saved_usd: number;
+  /** Requests of models without a price: not in the money figures. */
+  unpriced_requests: number;
 }
 
 export interface UsageDay extends UsageFigures {
   day: string;
 }
 
-export interface UsageReport {
+export type GroupBy = "day" | "key" | "model";
+
+export interface UsageRow extends UsageFigures {
+  day?: string;
+  key_id?: string;
+  key_name?: string;
+  key_prefix?: string;
+  model?: string;
+}
+
+export interface UsageReport<R extends UsageRow = UsageDay> {
   from: string;
   to: string;
-  group_by: string;
-  data: UsageDay[];
+  group_by: GroupBy;
+  data: R[];
   totals: UsageFigures;
+  unpriced_models: string[];
+  money: { currency: string; prices_as_of: string; prices_source: string; estimate: string };
 }
 
 /** GET /v1/auth/me, when the control plane has it: the plan's limits for the 403 message. */
@@ -115,8 +135,10 @@ export class Api {
     return this.call("DELETE", `/v1/auth/keys/${encodeURIComponent(id)}`);
   }
 
-  usage(from: Date, to: Date, keyId: string | null): Promise<UsageReport> {
-    const q = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), group_by: "day" });
+  usage(from: Date, to: Date, keyId: string | null): Promise<UsageReport>;
+  usage(from: Date, to: Date, keyId: string | null, groupBy: GroupBy): Promise<UsageReport<UsageRow>>;
+  usage(from: Date, to: Date, keyId: string | null, groupBy: GroupBy = "day"): Promise<UsageReport<UsageRow>> {
+    const q = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), group_by: groupBy });
     if (keyId) q.set("key_id", keyId);
     return this.call("GET", `/v1/usage?${q}`);
   }

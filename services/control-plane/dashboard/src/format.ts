@@ -36,6 +36,25 @@ export function formatInt(n: number): string {
   return integer.format(n);
 }
 
+const usdSmall = new Intl.NumberFormat(undefined, { style: "currency", currency: "USD", maximumFractionDigits: 4 });
+const usd = new Intl.NumberFormat(undefined, { style: "currency", currency: "USD" });
+const usdCompact = new Intl.NumberFormat(undefined, {
+  style: "currency",
+  currency: "USD",
+  notation: "compact",
+  maximumFractionDigits: 2,
+});
+
+/** Dollars: cents, or tenths of a cent under a dollar (one request costs fractions of one). */
+export function formatUsd(n: number): string {
+  return (Math.abs(n) < 1 ? usdSmall : usd).format(n);
+}
+
+/** Dollars on a chart axis: compact from a dollar up, tenths of a cent below. */
+export function formatUsdCompact(n: number): string {
+  return (Math.abs(n) < 1 ? usdSmall : usdCompact).format(n);
+}
+
 export function formatCompact(n: number): string {
   return compact.format(n);
 }

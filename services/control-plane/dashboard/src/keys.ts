@@ -43,6 +43,7 @@ export function keysScreen(api: Api): KeysScreen {
       tableBox,
     ),
     usage.element,
+    usage.savings,
   );
 
   function say(message: string) {

@@ -1,5 +1,7 @@
 import { type Api, ApiFailure, type Key, type UsageDay, type UsageReport } from "./api.ts";
-import { clear, h, svg, uid } from "./dom.ts";
+import { drawDayChart, redrawOnResize } from "./chart.ts";
+import { savingsSection } from "./savings.ts";
+import { clear, h, uid } from "./dom.ts";
 import { DAY_MS, formatCompact, formatDay, formatInt, toDateInput } from "./format.ts";
 
 // Usage: tokens per day, used beside saved by compression, for the account or one key,
@@ -8,11 +10,11 @@ import { DAY_MS, formatCompact, formatDay, formatInt, toDateInput } from "./form
 
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 366;
-const CHART_HEIGHT = 240;
-const MARGIN = { top: 12, right: 12, bottom: 28, left: 48 };
 
 export interface UsageSection {
   element: HTMLElement;
+  /** Cost and savings in money for the same range and key, a card of its own. */
+  savings: HTMLElement;
   /** Re-reads the key list for the key picker (names, revoked keys included). */
   setKeys(keys: Key[]): void;
   load(): Promise<void>;
@@ -49,6 +51,7 @@ export function usageSection(api: Api): UsageSection {
     h("details", { class: "usage-table" }, h("summary", {}, "Show the figures as a table"), tableBox),
   );
 
+  const savings = savingsSection(api);
   let report: UsageReport | null = null;
   let seq = 0;
 
@@ -59,12 +62,7 @@ export function usageSection(api: Api): UsageSection {
   keySelect.addEventListener("change", () => void load());
 
   // Redrawn at the width the chart really has (phones included), not scaled text.
-  let lastWidth = 0;
-  const observer = new ResizeObserver(() => {
-    const width = chartBox.clientWidth;
-    if (report && width > 0 && Math.abs(width - lastWidth) > 1) drawChart(report.data);
-  });
-  observer.observe(chartBox);
+  redrawOnResize(chartBox, () => (report ? drawChart(report.data) : undefined));
 
   async function load(): Promise<void> {
     formError.hidden = true;
@@ -85,6 +83,7 @@ export function usageSection(api: Api): UsageSection {
       if (mine !== seq) return;
       report = answer;
       render(answer);
+      await savings.show(answer, from, to, keySelect.value || null);
     } catch (err) {
       if (mine !== seq) return;
       if (err instanceof ApiFailure && err.status === 401) return;
@@ -114,91 +113,20 @@ export function usageSection(api: Api): UsageSection {
     drawTable(r.data);
   }
 
-  function drawChart(days: UsageDay[]) {
-    const width = Math.max(280, chartBox.clientWidth || 640);
-    lastWidth = width;
-    clear(chartBox);
-    if (days.every((d) => d.input_tokens + d.output_tokens === 0 && d.tokens_saved === 0)) {
-      chartBox.append(h("p", { class: "empty" }, "No tokens in this range."));
-      return;
-    }
-    const titleId = uid("chart-title");
-    const innerW = width - MARGIN.left - MARGIN.right;
-    const innerH = CHART_HEIGHT - MARGIN.top - MARGIN.bottom;
-    const max = niceMax(Math.max(0, ...days.map((d) => Math.max(d.input_tokens + d.output_tokens, d.tokens_saved))));
-    const y = (v: number) => MARGIN.top + innerH - (max === 0 ? 0 : (v / max) * innerH);
-    const slot = days.length > 0 ? innerW / days.length : innerW;
-    const barW = Math.max(1, Math.min(18, (slot - 2) / 2));
-
-    const grid = [0, 0.25, 0.5, 0.75, 1].map((f) => {
-      const v = max * f;
-      return svg(
-        "g",
-        { class: "tick" },
-        svg("line", { x1: MARGIN.left, x2: width - MARGIN.right, y1: y(v), y2: y(v), class: "grid" }),
-        svg(
-          "text",
-          { x: MARGIN.left - 6, y: y(v), class: "axis-label y", "dominant-baseline": "middle" },
-          formatCompact(v),
-        ),
-      );
+  function drawChart(days: UsageDay[]): number {
+    return drawDayChart({
+      box: chartBox,
+      days,
+      series: [
+        { cls: "used", legend: "Tokens used (input + output)", value: (d) => d.input_tokens + d.output_tokens },
+        { cls: "saved", legend: "Input tokens saved by compression", value: (d) => d.tokens_saved },
+      ],
+      tick: formatCompact,
+      describe: (d) =>
+        `${formatDay(d.day, true)}: ${formatInt(d.input_tokens + d.output_tokens)} tokens used, ${formatInt(d.tokens_saved)} saved`,
+      title: `Tokens used and saved per day. ${summary.textContent ?? ""}`,
+      empty: "No tokens in this range.",
     });
-
-    const labelEvery = Math.max(1, Math.ceil(days.length / Math.max(1, Math.floor(innerW / 64))));
-    const bars = days.map((d, i) => {
-      const used = d.input_tokens + d.output_tokens;
-      const x0 = MARGIN.left + i * slot + (slot - barW * 2) / 2;
-      const label = `${formatDay(d.day, true)}: ${formatInt(used)} tokens used, ${formatInt(d.tokens_saved)} saved`;
-      return svg(
-        "g",
-        { class: "day", "data-day": d.day },
-        svg("title", {}, label),
-        svg("rect", { class: "bar used", x: x0, y: y(used), width: barW, height: y(0) - y(used), "data-value": used }),
-        svg("rect", {
-          class: "bar saved",
-          x: x0 + barW,
-          y: y(d.tokens_saved),
-          width: barW,
-          height: y(0) - y(d.tokens_saved),
-          "data-value": d.tokens_saved,
-        }),
-        i % labelEvery === 0
-          ? svg(
-              "text",
-              {
-                x: MARGIN.left + i * slot + slot / 2,
-                y: CHART_HEIGHT - 8,
-                class: "axis-label x",
-                "text-anchor": "middle",
-              },
-              formatDay(d.day),
-            )
-          : null,
-      );
-    });
-
-    const chart = svg(
-      "svg",
-      {
-        class: "chart",
-        width,
-        height: CHART_HEIGHT,
-        viewBox: `0 0 ${width} ${CHART_HEIGHT}`,
-        role: "img",
-        "aria-labelledby": titleId,
-      },
-      svg("title", { id: titleId }, `Tokens used and saved per day. ${summary.textContent ?? ""}`),
-      ...grid,
-      svg("line", { x1: MARGIN.left, x2: width - MARGIN.right, y1: y(0), y2: y(0), class: "baseline" }),
-      ...bars,
-    );
-    const legend = h(
-      "ul",
-      { class: "legend" },
-      h("li", {}, h("span", { class: "swatch used", "aria-hidden": "true" }), "Tokens used (input + output)"),
-      h("li", {}, h("span", { class: "swatch saved", "aria-hidden": "true" }), "Input tokens saved by compression"),
-    );
-    chartBox.append(legend, chart);
   }
 
   function drawTable(days: UsageDay[]) {
@@ -241,6 +169,7 @@ export function usageSection(api: Api): UsageSection {
 
   return {
     element,
+    savings: savings.element,
     setKeys(keys) {
       const selected = keySelect.value;
       keySelect.replaceChildren(
@@ -261,12 +190,4 @@ export function usageSection(api: Api): UsageSection {
 function usageMessage(err: ApiFailure): string {
   if (err.code === "not_found") return "Not found: that key no longer exists.";
   return err.message;
-}
-
-/** 0, or a round number at or above v (1, 2, 2.5, 5 times a power of ten). */
-function niceMax(v: number): number {
-  if (v <= 0) return 0;
-  const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
 }

@@ -401,7 +401,8 @@ describe("dashboard: a visit in Chromium", function () {
           input_tokens: Math.round(before * 0.7),
           output_tokens: Math.round(300 * scale),
           input_tokens_before_compression: before,
-          cache_read_tokens: 0,
+          // ci-deploy's agent hits the prompt cache for half its input; staging's never does.
+          cache_read_tokens: keyId === ciDeploy ? Math.round(before * 0.35) : 0,
           cache_write_tokens: 0,
           estimated: false,
           intensity: "full",
@@ -440,6 +441,91 @@ describe("dashboard: a visit in Chromium", function () {
     await usage.locator(".usage-summary", { hasText: /^Key “staging/ }).waitFor();
     expect(await usage.locator(".usage-summary").textContent()).to.match(/: 12 requests, /);
     expect(await dayBars.locator("rect.used").getAttribute("data-value")).to.equal(String(used(1525, 0.5)));
+  });
+
+  it("shows cost and money saved per day, per key and per model, labelled estimate, with the unpriced models named", async () => {
+    const ids = (await stack.db.query("SELECT id, name FROM service_keys WHERE is_active")).rows as {
+      id: string;
+      name: string;
+    }[];
+    const ciDeploy = ids.find((k) => k.name === "ci-deploy")?.id ?? "";
+    const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+    const fiveDaysAgo = new Date(today - 5 * DAY_MS + 9 * 3_600_000).toISOString();
+    // A model the price table does not know: counted in tokens, named, left out of the money.
+    const unpriced = [1, 2].map((n) => ({
+      event_id: `evt_dash_unpriced_${n}`,
+      key_id: ciDeploy,
+      account_id: account.id,
+      provider: "openai" as const,
+      model: "acme-local-7b",
+      status: 200,
+      streamed: false,
+      input_tokens: 1_000,
+      output_tokens: 100,
+      input_tokens_before_compression: 1_500,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      estimated: false,
+      intensity: "full" as const,
+      compression_reason: null,
+      latency_ms: 90,
+      started_at: fiveDaysAgo,
+    }));
+    await new UsageRecorder(stack.prisma, stack.config.TERSE_PLANS).record(unpriced);
+
+    const usage = page.locator("section.usage");
+    await usage.getByLabel("Key", { exact: true }).selectOption({ label: "All keys" });
+    await usage.getByRole("button", { name: "Show" }).click();
+    const savings = page.locator("section.savings");
+    await savings.locator(".unpriced", { hasText: "acme-local-7b" }).waitFor();
+    expect(await savings.getByRole("heading", { level: 2 }).textContent()).to.equal("Cost and savings estimate");
+
+    // Three days ago, at the shipped gpt-4o-mini prices (0.15 input, 0.075 cached, 0.60 output per million):
+    // ci-deploy 3050 before, 2135 sent, 1068 of them cached, 300 out; staging 1525 before, 1068 sent, 150 out.
+    const threeDaysAgo = new Date(today - 3 * DAY_MS).toISOString().slice(0, 10);
+    const day = savings.locator(`svg.money g.day[data-day="${threeDaysAgo}"]`);
+    const cost = ((2135 - 1068) * 0.15 + 1068 * 0.075 + 300 * 0.6 + 1068 * 0.15 + 150 * 0.6) / 1e6;
+    // Without terse: the cached share the same (1068 / 2135), the sent input grown to what it was.
+    const ciWithout = ((3050 - 1068 * (3050 / 2135)) * 0.15 + 1068 * (3050 / 2135) * 0.075 + 300 * 0.6) / 1e6;
+    const without = ciWithout + (1525 * 0.15 + 150 * 0.6) / 1e6;
+    expect(Number(await day.locator("rect.cost").getAttribute("data-value"))).to.be.closeTo(cost, 1e-6);
+    expect(Number(await day.locator("rect.saved").getAttribute("data-value"))).to.be.closeTo(without - cost, 1e-6);
+    expect(await day.locator("title").textContent()).to.match(/cost \$0\.\d+, saved about \$0\.\d+ \(estimate\)$/);
+    const summary = await savings.locator(".savings-summary").textContent();
+    expect(summary).to.match(
+      /^Cost \$[\d.]+; without terse about \$[\d.]+ \(estimate\); saved about \$[\d.]+ \(estimate\)/,
+    );
+    expect(await savings.locator(".unpriced").textContent()).to.include("their 2 requests");
+
+    // Per key and per model, each money column labelled an estimate where it is one.
+    const keyRows = savings.locator("table.money-table").nth(1).locator("tbody tr");
+    await keyRows.first().waitFor();
+    const keyNames = await keyRows.locator("th").allTextContents();
+    expect(
+      keyNames.some((n) => /^ci-deploy \(svc_live_\w+…\)$/.test(n)),
+      keyNames.join(", "),
+    ).to.equal(true);
+    expect(
+      keyNames.some((n) => n.startsWith("staging (")),
+      keyNames.join(", "),
+    ).to.equal(true);
+    const modelTable = savings.locator("table.money-table").nth(2);
+    expect(await modelTable.locator("thead th").allTextContents()).to.include.members([
+      "Without terse (estimate)",
+      "Saved (estimate)",
+    ]);
+    const acme = modelTable.locator("tbody tr", { has: page.locator("th", { hasText: "acme-local-7b" }) });
+    expect(await acme.locator("td").allTextContents()).to.deep.equal([
+      "2",
+      "0",
+      "0",
+      "no price",
+      "no price",
+      "no price",
+    ]);
+    const mini = modelTable.locator("tbody tr", { has: page.locator("th", { hasText: "gpt-4o-mini" }) });
+    expect(Number(await mini.locator("td[data-usd]").last().getAttribute("data-usd"))).to.be.greaterThan(0);
+    await savings.screenshot({ path: join(SCREENSHOT_DIR, "10-cost-and-savings.png") });
   });
 
   it("fits a phone screen", async () => {
