@@ -5,7 +5,7 @@ import { isRecord, type RequestFormat } from "./formats/format.ts";
 import { geminiFormat } from "./formats/gemini.ts";
 import { openaiFormat } from "./formats/openai.ts";
 import { openaiResponsesFormat } from "./formats/openai-responses.ts";
-import { compressInputText } from "./input-compression.ts";
+import { compressInputText, forgetInputTexts } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
 import { detectIntensity } from "./smart-detect.ts";
 import { forgetTokenCounts, sumTokens } from "./tokens.ts";
@@ -49,6 +49,7 @@ export interface CompressionResult {
 export function forgetRemembered(): void {
   forgetTokenCounts();
   forgetContextWork();
+  forgetInputTexts();
 }
 
 const FORMATS: Record<WireFormat, RequestFormat> = {

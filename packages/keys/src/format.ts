@@ -31,8 +31,15 @@ function toBase62(value: bigint, width: number): string {
   return out.padStart(width, "0");
 }
 
+/** The checksum of a secret. Number arithmetic (a CRC32 fits): the proxy checks every request's key. */
 function checksumOf(secret: string): string {
-  return toBase62(BigInt(crc32(secret)), CHECKSUM_CHARS);
+  let n = crc32(secret);
+  let out = "";
+  while (n > 0) {
+    out = ALPHABET[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out.padStart(CHECKSUM_CHARS, "0");
 }
 
 /** A new raw key. Shown to its owner once, then only its hash is kept. */

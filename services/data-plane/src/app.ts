@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import { Authenticator } from "./domain/authenticate.ts";
 import { QuotaView } from "./domain/quota-view.ts";
 import { createProxyMetrics } from "./http/metrics.ts";
-import { createProxyHandler } from "./http/proxy.ts";
+import { createProxyHandler, pathOf } from "./http/proxy.ts";
 import { newRequestId, sendError } from "./http/respond.ts";
 import { AuthScript } from "./infra/auth-script.ts";
 import { UsagePublisher } from "./infra/usage-publisher.ts";
@@ -62,7 +62,7 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
   }).on("clientError", answerClientError);
 
   function dispatch(req: IncomingMessage, res: ServerResponse): void {
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const path = pathOf(req.url);
     if (lifecycle.shuttingDown) res.setHeader("Connection", "close");
     const resolved = resolveOperation(path, req.headers);
     if (resolved) {
@@ -81,7 +81,7 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     const id = newRequestId();
     const status = sendError(res, err, id, logger);
     const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
-    logger.info({ req_id: id, method: req.method, path: (req.url ?? "/").split("?")[0], status, ms }, "refused");
+    logger.info({ req_id: id, method: req.method, path: pathOf(req.url), status, ms }, "refused");
   }
 
   async function readiness(res: ServerResponse): Promise<void> {

@@ -143,16 +143,17 @@ function bearerOf(header: string | readonly string[] | undefined): string | unde
   return /^\S+$/.test(credential) ? credential : "";
 }
 
-export function rateLimitHeaders(r: {
-  limit: number;
-  remaining: number;
-  resetSeconds: number;
-}): Record<string, string> {
-  return {
-    "X-RateLimit-Limit": String(r.limit),
-    "X-RateLimit-Remaining": String(r.remaining),
-    "X-RateLimit-Reset": String(r.resetSeconds),
-  };
+export function rateLimitHeaders(r: Admitted["rateLimit"]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  setRateLimitHeaders(headers, r);
+  return headers;
+}
+
+/** The rate-limit headers, written into `headers` (a relayed answer's, without a copy). */
+export function setRateLimitHeaders(headers: Record<string, unknown>, r: Admitted["rateLimit"]): void {
+  headers["X-RateLimit-Limit"] = String(r.limit);
+  headers["X-RateLimit-Remaining"] = String(r.remaining);
+  headers["X-RateLimit-Reset"] = String(r.resetSeconds);
 }
 
 export function secondsToNextMonth(nowMs: number): number {

@@ -9,7 +9,9 @@ import type { Redis } from "ioredis";
  * month, so a new month starts empty.
  */
 export class QuotaView {
-  private month = "";
+  /** The loaded month's bounds in ms (UTC): a request's time is compared, not formatted. */
+  private monthStart = 0;
+  private monthEnd = 0;
   private exceeded = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -35,7 +37,7 @@ export class QuotaView {
   }
 
   isExceeded(accountId: string, nowMs: number): boolean {
-    if (this.month !== quotaMonth(new Date(nowMs))) return false;
+    if (nowMs < this.monthStart || nowMs >= this.monthEnd) return false;
     return this.exceeded.has(accountId);
   }
 
@@ -44,7 +46,10 @@ export class QuotaView {
     try {
       const members = await this.redis.smembers(quotaExceededKeyFor(month));
       this.exceeded = new Set(members);
-      this.month = month;
+      const year = Number(month.slice(0, 4));
+      const monthIndex = Number(month.slice(4)) - 1;
+      this.monthStart = Date.UTC(year, monthIndex, 1);
+      this.monthEnd = Date.UTC(year, monthIndex + 1, 1);
     } catch (err) {
       // Keep the last known set: quota state may lag by seconds, never fail requests.
       this.logger.warn({ err: (err as Error).message }, "quota set reload failed");

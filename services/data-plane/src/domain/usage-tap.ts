@@ -16,6 +16,7 @@ export class UsageTap {
     const record = data as Record<string, unknown>;
     const usage = this.adapter.usage(record, this.usage);
     if (usage) this.usage = usage;
-    this.text += this.adapter.text(record);
+    // The text is only for an estimate when no usage came: once some has, it is never read.
+    else if (this.usage === undefined) this.text += this.adapter.text(record);
   }
 }

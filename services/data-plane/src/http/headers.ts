@@ -36,15 +36,12 @@ export function upstreamRequestHeaders(
   provider: Record<string, string>,
   contentLength: number | undefined,
 ): IncomingHttpHeaders {
-  const listed = new Set(
-    String(caller.connection ?? "")
-      .split(",")
-      .map((h) => h.trim().toLowerCase()),
-  );
+  const listed = namedByConnection(caller.connection);
   const out: IncomingHttpHeaders = {};
-  for (const [name, value] of Object.entries(caller)) {
-    if (HOP_BY_HOP.has(name) || TERSE_CREDENTIALS.has(name) || ANSWERED_HERE.has(name) || listed.has(name)) continue;
-    out[name] = value;
+  // for-in over Node's header object (a plain own-property record): no entries array per request.
+  for (const name in caller) {
+    if (HOP_BY_HOP.has(name) || TERSE_CREDENTIALS.has(name) || ANSWERED_HERE.has(name) || listed?.has(name)) continue;
+    out[name] = caller[name];
   }
   Object.assign(out, provider);
   if (contentLength !== undefined) out["content-length"] = String(contentLength);
@@ -52,10 +49,22 @@ export function upstreamRequestHeaders(
   return out;
 }
 
+/**
+ * The headers a Connection header names (hop-by-hop for this connection), lower-case;
+ * undefined when it names none but itself ("keep-alive", "close": the common case).
+ */
+function namedByConnection(connection: string | undefined): Set<string> | undefined {
+  if (connection === undefined) return undefined;
+  const lower = connection.toLowerCase();
+  if (lower === "keep-alive" || lower === "close") return undefined;
+  return new Set(lower.split(",").map((h) => h.trim()));
+}
+
 /** Upstream response headers as relayed: unchanged but for hop-by-hop ones and, if the body is rewritten, its length. */
 export function responseHeaders(headers: IncomingHttpHeaders, bodyRewritten: boolean): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (HOP_BY_HOP.has(name) || value === undefined) continue;
     if (bodyRewritten && name === "content-length") continue;
     out[name] = value;

@@ -10,13 +10,35 @@ export interface ProxyMetrics {
   clientAborts: Counter;
   usageDropped: Counter;
   usageBuffered: Gauge;
+  /** One answered request: its count and duration, by provider and status. */
+  answered(provider: string, status: number, seconds: number): void;
+  upstreamTtfbOf(provider: string): { observe(seconds: number): void };
+  authLookupsOf(result: string): { inc(): void };
+}
+
+/**
+ * A metric's child per label set, made once: `labels()` checks the label names and
+ * builds the label object each time it is called, and the hot path would call it a few
+ * times per request. The sets are few (providers x statuses, hit/miss).
+ */
+function childrenOf<C>(make: (...values: string[]) => C): (...values: string[]) => C {
+  const children = new Map<string, C>();
+  return (...values) => {
+    const key = values.join("\u0000");
+    let child = children.get(key);
+    if (child === undefined) {
+      child = make(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
 }
 
 /** Prometheus metrics of one data-plane process (each cluster worker serves its own /metrics). */
 export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyMetrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
-  return {
+  const metrics = {
     registry,
     requests: new Counter({
       name: "terse_proxy_requests_total",
@@ -65,5 +87,19 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
       help: "Usage events waiting to be enqueued",
       registers: [registry],
     }),
+  };
+  const outcome = childrenOf((provider, status) => ({
+    requests: metrics.requests.labels(provider, status),
+    duration: metrics.duration.labels(provider, status),
+  }));
+  return {
+    ...metrics,
+    answered(provider, status, seconds) {
+      const child = outcome(provider, String(status));
+      child.requests.inc();
+      child.duration.observe(seconds);
+    },
+    upstreamTtfbOf: childrenOf((provider) => metrics.upstreamTtfb.labels(provider)),
+    authLookupsOf: childrenOf((result) => metrics.authLookups.labels(result)),
   };
 }

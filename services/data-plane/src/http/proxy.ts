@@ -1,6 +1,13 @@
-import { type ClientRequest, Agent as HttpAgent, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import type { Readable } from "node:stream";
+import { parse as parseUrl, type UrlWithStringQuery } from "node:url";
 import { type CompressionResult, compressRequest } from "@terse/compression";
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
@@ -14,7 +21,7 @@ import {
   type WireFormatAdapter,
 } from "@terse/wire-formats";
 import httpProxy from "http-proxy";
-import { type Admitted, AuthCacheDown, type Authenticator, rateLimitHeaders } from "../domain/authenticate.ts";
+import { type Admitted, AuthCacheDown, type Authenticator, setRateLimitHeaders } from "../domain/authenticate.ts";
 import { setInputTokenHeaders } from "../domain/input-token-headers.ts";
 import { requireModel } from "../domain/model-name.ts";
 import { redactProviderKey } from "../domain/redact.ts";
@@ -135,7 +142,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         soleHeader(req, "x-provider-key"),
         startedAt,
       );
-      if (verdict.lookup) metrics.authLookups.inc({ result: verdict.lookup });
+      if (verdict.lookup) metrics.authLookupsOf(verdict.lookup).inc();
       if (!verdict.ok) return refuse(new ApiError(verdict.code, { headers: verdict.headers }));
       admitted = verdict.admitted;
       const auth = msSince(start);
@@ -209,7 +216,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       req,
       res,
       {
-        target: ex.upstream.url,
+        target: targetOf(ex.upstream.url),
         ignorePath: true,
         changeOrigin: true,
         agent: ex.upstream.url.startsWith("https:") ? agents["https:"] : agents["http:"],
@@ -242,14 +249,13 @@ export function createProxyHandler(deps: ProxyDeps) {
   function relayResponse(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
     ex.proxyRes = proxyRes;
     ex.timing.ttfb = msSince(ex.start) - ex.timing.auth - ex.timing.body - ex.timing.compression;
-    metrics.upstreamTtfb.observe({ provider: ex.adapter.provider }, ex.timing.ttfb / 1000);
+    metrics.upstreamTtfbOf(ex.adapter.provider).observe(ex.timing.ttfb / 1000);
     const status = proxyRes.statusCode ?? 502;
-    const isSse = /^text\/event-stream/i.test(String(proxyRes.headers["content-type"] ?? ""));
+    const isSse = isEventStream(proxyRes.headers["content-type"]);
     const filter = status < 400 && isSse ? ex.upstream.streamFilter?.() : undefined;
-    res.writeHead(status, {
-      ...responseHeaders(proxyRes.headers, status >= 400 || filter !== undefined),
-      ...ownHeaders(ex),
-    });
+    const headers = responseHeaders(proxyRes.headers, status >= 400 || filter !== undefined);
+    addOwnHeaders(headers, ex);
+    res.writeHead(status, headers);
     // An upstream that dies once its headers are here (reset, closed connection) may end
     // proxyRes without an error on the request, the only thing http-proxy watches: the
     // caller's response would stay open for ever. A body cut short is cut for the caller too.
@@ -315,15 +321,13 @@ export function createProxyHandler(deps: ProxyDeps) {
     });
   }
 
-  function ownHeaders(ex: Exchange): Record<string, string> {
-    const h: Record<string, string> = {
-      "X-Terse-Request-Id": ex.id,
-      "Server-Timing": serverTiming(ex.timing),
-      ...rateLimitHeaders(ex.admitted.rateLimit),
-    };
+  /** terse's own headers on a relayed answer, written into the relayed ones (no copy). */
+  function addOwnHeaders(h: OutgoingHttpHeaders, ex: Exchange): void {
+    h["X-Terse-Request-Id"] = ex.id;
+    h["Server-Timing"] = serverTiming(ex.timing);
+    setRateLimitHeaders(h, ex.admitted.rateLimit);
     if (ex.compression?.intensity) h["X-Compression-Intensity"] = ex.compression.intensity;
     setInputTokenHeaders(h, ex.adapter, ex.op, ex.upstream.body, ex.compression);
-    return h;
   }
 
   /** The end of a forwarded request, however it ended: metered once (model calls), logged once. */
@@ -349,9 +353,9 @@ export function createProxyHandler(deps: ProxyDeps) {
   /** Every answered request, refused or forwarded: its metrics and its one log line (never a key). */
   function complete(c: Completion): void {
     const ms = msSince(c.start);
-    const labels = { provider: c.provider, status: String(c.status) };
-    metrics.requests.inc(labels);
-    metrics.duration.observe(labels, ms / 1000);
+    metrics.answered(c.provider, c.status, ms / 1000);
+    // The line's object is built only for a level that writes it (LOG_LEVEL=warn skips it).
+    if (!logger.isLevelEnabled("info")) return;
     logger.info(
       {
         req_id: c.id,
@@ -453,19 +457,35 @@ function compress(
   }
 }
 
+/**
+ * http-proxy parses a string target on every call (url.parse); an upstream URL without a
+ * query (every format's but Gemini's, which carries the key there) is one of a handful,
+ * parsed once. http-proxy only reads the object.
+ */
+const parsedTargets = new Map<string, UrlWithStringQuery>();
+function targetOf(url: string): string | UrlWithStringQuery {
+  if (url.includes("?")) return url;
+  let parsed = parsedTargets.get(url);
+  if (!parsed) {
+    parsed = parseUrl(url);
+    if (parsedTargets.size < 64) parsedTargets.set(url, parsed);
+  }
+  return parsed;
+}
+
 function baseUrl(config: DataPlaneConfig, adapter: WireFormatAdapter): string {
   const url = config[adapter.baseUrl];
   return url.endsWith("/") ? url.slice(0, -1) : url;
 }
 
 function serverTiming(t: Timing): string {
-  const parts = [
-    `auth;dur=${t.auth.toFixed(2)}`,
-    `body;desc="request body read";dur=${t.body.toFixed(2)}`,
-    `compression;dur=${t.compression.toFixed(2)}`,
-  ];
-  if (t.ttfb !== undefined) parts.push(`upstream;desc="time to first byte";dur=${t.ttfb.toFixed(2)}`);
-  return parts.join(", ");
+  const head = `auth;dur=${t.auth.toFixed(2)}, body;desc="request body read";dur=${t.body.toFixed(2)}, compression;dur=${t.compression.toFixed(2)}`;
+  return t.ttfb === undefined ? head : `${head}, upstream;desc="time to first byte";dur=${t.ttfb.toFixed(2)}`;
+}
+
+/** `text/event-stream`, any case, with or without parameters. */
+function isEventStream(type: string | undefined): boolean {
+  return type !== undefined && type.length >= 17 && type.slice(0, 17).toLowerCase() === "text/event-stream";
 }
 
 /**
@@ -508,7 +528,8 @@ function soleHeader(req: IncomingMessage, name: string): string | string[] | und
   return values.length > 1 ? values : values[0];
 }
 
-function pathOf(url: string | undefined): string {
+/** The request's path, its query left out. */
+export function pathOf(url: string | undefined): string {
   const i = url?.indexOf("?") ?? -1;
   return i >= 0 && url ? url.slice(0, i) : (url ?? "/");
 }
