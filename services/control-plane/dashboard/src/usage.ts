@@ -1,8 +1,8 @@
 import { type Api, ApiFailure, type Key, type UsageDay, type UsageReport } from "./api.ts";
 import { drawDayChart, redrawOnResize } from "./chart.ts";
-import { savingsSection } from "./savings.ts";
 import { clear, h, uid } from "./dom.ts";
 import { DAY_MS, formatCompact, formatDay, formatInt, toDateInput } from "./format.ts";
+import { savingsSection } from "./savings.ts";
 
 // Usage: tokens per day, used beside saved by compression, for the account or one key,
 // over a chosen range of UTC days. The chart is inline SVG drawn here; the same figures
