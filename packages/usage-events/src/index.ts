@@ -69,8 +69,6 @@ export const usageEventSchema = z
   .strict();
 
 export type UsageEvent = z.infer<typeof usageEventSchema>;
-/** An event as a producer may send it (the cache counts may be left out). */
-export type UsageEventInput = z.input<typeof usageEventSchema>;
 
 /** The payload of one `usage-batch` job. */
 export const usageBatchSchema = z.object({ events: z.array(z.unknown()).min(1) });
