@@ -98,6 +98,62 @@ describe("data plane: input token headers", () => {
     expect(counts(failed.headers)).to.deep.equal(streamed);
   });
 
+  it("every wire format: Anthropic, Responses and Gemini answers carry the counts of what their upstream received", async () => {
+    const cases = [
+      {
+        format: "anthropic" as const,
+        path: "/v1/messages",
+        body: {
+          model: "claude-test",
+          max_tokens: 100,
+          messages: [
+            { role: "user", content: "Run the tests" },
+            {
+              role: "assistant",
+              content: [{ type: "tool_use", id: "tu_1", name: "bash", input: { cmd: "npm test" } }],
+            },
+            { role: "user", content: [{ type: "tool_result", tool_use_id: "tu_1", content: LOG }] },
+          ],
+        },
+      },
+      {
+        format: "openai-responses" as const,
+        path: "/v1/responses",
+        body: {
+          model: "gpt-5-codex",
+          input: [
+            { role: "user", content: "Run the tests" },
+            { type: "function_call", call_id: "fc_1", name: "bash", arguments: '{"cmd":"npm test"}' },
+            { type: "function_call_output", call_id: "fc_1", output: LOG },
+          ],
+        },
+      },
+      {
+        format: "gemini" as const,
+        path: "/v1beta/models/gemini-2.5-flash:generateContent",
+        body: { contents: [{ role: "user", parts: [{ text: "Summarise the plot of Hamlet in a few lines" }] }] },
+      },
+    ];
+    for (const c of cases) {
+      h.fake.reset();
+      const res = await fetch(`${h.url}${c.path}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${rawKey}`,
+          "x-provider-key": PROVIDER_KEY,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify(c.body),
+      });
+      expect(res.status, c.format).to.equal(200);
+      const got = counts(res.headers);
+      expect(got.after, c.format).to.equal(countInputTokens(c.format, h.fake.received[0]?.body ?? {}));
+      expect(got.before, c.format).to.equal(got.after + got.saved);
+      // The long tool result is shortened in the two agent formats.
+      if (c.format !== "gemini") expect(got.saved, c.format).to.be.greaterThan(got.after);
+    }
+  });
+
   it("a short request shows the instruction terse added as negative savings; a model list has no counts", async () => {
     const { response } = await client()
       .chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
