@@ -25,7 +25,7 @@ function shortenValue(value: unknown, limits: ContextLimits, main: string | unde
     if (value === main) return shortenLines(value, limits);
     const cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
     // The names the cut took out, within a share of the budget like the string's own.
-    const index = spanIndex(value, cut, Math.floor(limits.keepNames * JSON_NAMES_SHARE));
+    const index = spanIndex(value, cut, Math.floor(limits.keepNames * JSON_NAMES_SHARE), false);
     return index ? `${cut}\n${index}` : cut;
   }
   if (Array.isArray(value)) {
@@ -36,6 +36,7 @@ function shortenValue(value: unknown, limits: ContextLimits, main: string | unde
       itemsText(value.slice(kept.length)),
       JSON.stringify(kept),
       Math.floor(limits.keepNames * JSON_NAMES_SHARE),
+      false,
     );
     return [...kept, `[terse: ${more} more items omitted]`, ...(index ? [index] : [])];
   }

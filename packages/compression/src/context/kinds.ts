@@ -41,7 +41,8 @@ function share(lines: string[], test: (l: string) => boolean): number {
 
 export function kindOf(text: string, command?: string): OutputKind {
   const start = text.trimStart()[0];
-  if ((start === "{" || start === "[") && /[}\]]\s*$/.test(text)) return "json";
+  const end = text.trimEnd().at(-1);
+  if ((start === "{" || start === "[") && (end === "}" || end === "]")) return "json";
   const lines = text.split("\n", SAMPLE_LINES);
   if (/^diff --git |^--- \S/.test(text) || (share(lines, (l) => /^[-+@ ]/.test(l)) > 0.9 && text.includes("\n@@ ")))
     return "diff";

@@ -12,6 +12,9 @@
  */
 const NAME =
   /(?<!\w)(?=[\w.@+-])(?:(?<![\w.@+-])(?:[\w.@+-]+\/)+[\w.@+-]+|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b[A-Za-z]\w*_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[0-9a-f]{7,40}\b|\b\d{3,}\b|\b[A-Za-z][a-z]{3,}\b)/g;
+/** Names without the plain words: for the many small cuts inside one JSON value, where listing words costs more than it keeps. */
+const SHAPED_NAME =
+  /(?<!\w)(?=[\w.@+-])(?:(?<![\w.@+-])(?:[\w.@+-]+\/)+[\w.@+-]+|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b[A-Za-z]\w*_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[0-9a-f]{7,40}\b|\b\d{3,}\b)/g;
 
 /**
  * Plain words are listed last, after every name: an agent also goes back to the words of
@@ -30,12 +33,15 @@ const COMMON = new Set(
 /** Names this short say too little to be worth their separator. */
 const MIN_NAME = 4;
 /**
- * The index grows with what was cut: a 1 MB log keeps ~20 KB of its names (the result
- * still shrinks by 98%), a 20 KB one a few hundred characters more than the base.
+ * The index grows with what was cut, a tenth of it: a 20 KB file or log cut to 3 KB lists
+ * up to ~2 KB more of its names than the base (what the agents of the corpus went on to
+ * use from such a cut was mostly there), up to a ceiling: a 1 MB log keeps ~10 KB of its
+ * names, not 100 KB.
  */
-const NAMES_PER_OMITTED_CHAR = 0.05;
+const NAMES_PER_OMITTED_CHAR = 0.1;
+const MAX_EXTRA_NAMES = 8_000;
 /** Larger omitted parts are sampled at their ends: the index is a guide, and its cost must stay linear and small. */
-const MAX_SCAN_CHARS = 200_000;
+const MAX_SCAN_CHARS = 64_000;
 
 /** Kinds in the order they are listed when the budget runs short: names first, then numbers, then plain words. */
 function rank(name: string): number {
@@ -54,8 +60,8 @@ const DEDUPE_LINES_FROM = 32_000;
  * name never spans a newline, so the names are those of the whole text, found ~2x
  * faster on a log).
  */
-function namesIn(text: string, into = new Set<string>()): Set<string> {
-  if (text.length < DEDUPE_LINES_FROM) return addNames(text, into);
+function namesIn(text: string, into = new Set<string>(), pattern = NAME): Set<string> {
+  if (text.length < DEDUPE_LINES_FROM) return addNames(text, into, pattern);
   const lines = new Set<string>();
   for (let at = 0; at <= text.length; ) {
     const nl = text.indexOf("\n", at);
@@ -64,37 +70,39 @@ function namesIn(text: string, into = new Set<string>()): Set<string> {
     at = end + 1;
     if (line.length < MIN_NAME || lines.has(line)) continue;
     lines.add(line);
-    addNames(line, into);
+    addNames(line, into, pattern);
   }
   return into;
 }
 
-function addNames(text: string, into: Set<string>): Set<string> {
+function addNames(text: string, into: Set<string>, pattern: RegExp): Set<string> {
   // `match` with a global pattern returns the matched strings in one call, without a match object each.
-  for (const name of text.match(NAME) ?? [])
+  for (const name of text.match(pattern) ?? [])
     if (name.length >= MIN_NAME && !COMMON.has(name.toLowerCase())) into.add(name);
   return into;
 }
 
 /** The names of the text, or of its first and last MAX_SCAN_CHARS / 2 when longer: the ends of a cut lie next to the kept head and tail. */
-function namesNearEnds(text: string): Set<string> {
-  if (text.length <= MAX_SCAN_CHARS) return namesIn(text);
+function namesNearEnds(text: string, pattern: RegExp): Set<string> {
+  if (text.length <= MAX_SCAN_CHARS) return namesIn(text, new Set(), pattern);
   const half = MAX_SCAN_CHARS / 2;
-  return namesIn(text.slice(-half), namesIn(text.slice(0, half)));
+  return namesIn(text.slice(-half), namesIn(text.slice(0, half), new Set(), pattern), pattern);
 }
 
 /**
  * One marker line listing the names of `omittedText` that `keptText` does not show
  * (`baseBudget` characters of them plus a share of the omitted size),
  * in order of first appearance within each kind (what comes right after the kept head
- * is most often the rest of what the command was run for), up to `budget` characters;
+ * is most often the rest of what the command was run for), plain words after every name
+ * (without `words`, names only), up to `budget` characters;
  * undefined when there is none or no budget.
  */
-export function spanIndex(omittedText: string, keptText: string, baseBudget: number): string | undefined {
+export function spanIndex(omittedText: string, keptText: string, baseBudget: number, words = true): string | undefined {
   if (baseBudget <= 0) return undefined;
-  const budget = baseBudget + Math.floor(omittedText.length * NAMES_PER_OMITTED_CHAR);
-  const kept = namesIn(keptText);
-  const candidates = [...namesNearEnds(omittedText)]
+  const budget = baseBudget + Math.min(MAX_EXTRA_NAMES, Math.floor(omittedText.length * NAMES_PER_OMITTED_CHAR));
+  const pattern = words ? NAME : SHAPED_NAME;
+  const kept = namesIn(keptText, new Set(), pattern);
+  const candidates = [...namesNearEnds(omittedText, pattern)]
     .filter((name) => !kept.has(name))
     .map((name) => ({ name, rank: rank(name) }))
     .sort((a, b) => a.rank - b.rank)
