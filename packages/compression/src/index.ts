@@ -3,6 +3,7 @@ import { compressContext, forgetContextWork } from "./context/compress-context.t
 import { anthropicFormat } from "./formats/anthropic.ts";
 import { isRecord, type RequestFormat } from "./formats/format.ts";
 import { geminiFormat } from "./formats/gemini.ts";
+import { splitObservation } from "./formats/observation.ts";
 import { openaiFormat } from "./formats/openai.ts";
 import { openaiResponsesFormat } from "./formats/openai-responses.ts";
 import { compressInputText, forgetInputTexts } from "./input-compression.ts";
@@ -71,7 +72,10 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     ? compressContext(body, settings.context_compress_level, format.mapToolResults)
     : undefined;
   const contextBody = context && context.changed > 0 ? context.body : body;
-  const shortened = settings.auto_compress_input ? format.mapPromptTexts(contextBody, compressInputText) : contextBody;
+  // A text-protocol observation is command output, not the user's prose: input compression leaves it alone.
+  const shortened = settings.auto_compress_input
+    ? format.mapPromptTexts(contextBody, (text) => (splitObservation(text) ? text : compressInputText(text)))
+    : contextBody;
   const contextNote = context && context.changed > 0 ? `; context: ${context.changed} tool results shortened` : "";
 
   const structured = format.structuredOutput(body);

@@ -255,6 +255,21 @@ describe("text-protocol observations", () => {
     });
   }
 
+  it("input compression, which shortens the user's prose, leaves an observation alone", () => {
+    const prose = "Output that is basically just really quite verbose, and honestly it is very very long indeed.";
+    const body = textProtocol("openai", [{ command: "cat notes.txt", output: prose }]);
+    const out = compressRequest("openai", body, {
+      ...settings("standard"),
+      context_compress: false,
+      auto_compress_input: true,
+    }).body;
+    expect(texts("openai", out)[2]).to.equal(observation(prose));
+    // The same words as the person's own message are compressed: the test can fail.
+    const asked = textProtocol("openai", [], prose);
+    const outAsked = compressRequest("openai", asked, { ...settings("standard"), auto_compress_input: true }).body;
+    expect(texts("openai", outAsked)[0]).to.not.equal(prose);
+  });
+
   it("each observation's compressed form depends only on the messages before it (property, seeded sessions)", () => {
     const rnd = random(11);
     for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
