@@ -5,7 +5,13 @@
 // the same tag, so the data plane's one Lua script per request touches a single slot.
 
 export const cacheKeyFor = (keyHash: string) => `svc:key:{${keyHash}}`;
-export const rateLimitKeyFor = (keyHash: string) => `svc:rl:{${keyHash}}`;
+/**
+ * The rate-limit window: second buckets plus their running sum (`w2`). The layout before
+ * the sum lived at `svc:rl:{hash}`; a replica of that version would fail on the sum's
+ * fields, so during a rolling upgrade each version counts in its own window (the old
+ * ones expire within a minute).
+ */
+export const rateLimitKeyFor = (keyHash: string) => `svc:rl:w2:{${keyHash}}`;
 /** Written by every full resync; its absence means Redis lost the cache (flush, failover). */
 export const CACHE_GENERATION_KEY = "svc:cache:generation";
 /**
