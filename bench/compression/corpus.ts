@@ -156,6 +156,11 @@ export const FOLDERS = [
   "mini-swe-agent",
 ] as const;
 
+/** One folder's sessions (of the Anthropic-shaped ones), as loadSessions gives them. */
+export function loadFolder(dir: "claude-code-hive-mind" | "openhands-example" | "mini-swe-agent"): Session[] {
+  return anthropicSessions(dir).map(uniqueIds).map(repairPairing);
+}
+
 export function loadSessions(): Session[] {
   const swe = readdirSync(join(CORPUS, "swe-agent-trajectories"))
     .filter((f) => f.endsWith(".traj"))

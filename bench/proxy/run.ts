@@ -7,7 +7,7 @@
 // chat-completion body, wrk at 32 and 128 connections. CPU per request is read from /proc
 // for the proxy's own processes over each run.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,15 +22,23 @@ import {
   testRedisUrl,
 } from "@terse/testkit";
 import { buildServices } from "../../scripts/build-services.mjs";
+import { childPids, cpuSeconds, median, rssMb, startScript } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const DP_WORKERS = process.env.BENCH_DP_WORKERS ?? "1";
 /** Only the targets whose names start with one of these (comma-separated), e.g. "terse (instruction". */
 const ONLY = (process.env.BENCH_TARGETS ?? "").split(",").filter(Boolean);
+/**
+ * A data-plane tree built earlier (`buildServices(dir)` of scripts/build-services.mjs, e.g. of
+ * the commit before a change): served beside the current one as "terse baseline", for a
+ * before/after measured side by side in one run.
+ */
+const BASELINE_TREES = process.env.BENCH_DP_BASELINE;
+/** Streams per target in the time-to-first-byte measurement (sequential, targets interleaved). */
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
 /** Extra node flags for the data plane, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = (process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
-const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const tmp = mkdtempSync(join(tmpdir(), "terse-bench-"));
 // The service trees alone are some 50 MB a run: gone however the run ends.
 process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
@@ -49,37 +57,6 @@ const BODY = JSON.stringify({
     { role: "user", content: "Summarise the following notes in three bullet points. ".repeat(26) },
   ],
 });
-
-/** CPU seconds (user + system) of processes, from /proc/<pid>/stat. */
-function cpuSeconds(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // exited
-    }
-  }
-  return ticks / CLK_TCK;
-}
-
-function rssMb(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) {
-    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    kb += Number(m?.[1] ?? 0);
-  }
-  return kb / 1024;
-}
-
-const childPids = (pid: number): number[] => {
-  const out = spawnSync("pgrep", ["-P", String(pid)])
-    .stdout.toString()
-    .trim();
-  const kids = out ? out.split("\n").map(Number) : [];
-  return [pid, ...kids.flatMap(childPids)];
-};
 
 function toMs(v: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(v.trim());
@@ -156,21 +133,6 @@ async function ttfb(url: string, headers: Record<string, string>, n: number): Pr
     );
   }
   return out;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-
-/** One of the bench's own scripts (`bench/proxy/<script>`) under plain node, once it says it is ready. */
-async function startScript(
-  procs: RunningProcess[],
-  script: string,
-  args: (string | number)[],
-  ready: RegExp,
-): Promise<RunningProcess> {
-  const proc = startProcess(process.execPath, [join(REPO_ROOT, "bench/proxy", script), ...args.map(String)], {});
-  procs.push(proc);
-  await proc.waitForOutput(ready);
-  return proc;
 }
 
 async function main() {
@@ -288,12 +250,20 @@ http { access_log off;
   // request-rewriting features off, the instruction on (what every key does).
   // The data plane as its image runs it: the bundled runtime tree under plain node.
   const trees = await buildServices(join(tmp, "trees"));
-  const dp = startProcess(process.execPath, [...NODE_FLAGS, "services/data-plane/dist/main.mjs"], env, {
-    cwd: join(trees, "data-plane"),
-  });
-  procs.push(dp);
-  await dp.waitForOutput(/data-plane listening/, 60_000);
-  const dpPids = childPids(dp.child.pid ?? 0);
+  const startDataPlane = async (treesDir: string, port: number) => {
+    const dp = startProcess(
+      process.execPath,
+      [...NODE_FLAGS, "services/data-plane/dist/main.mjs"],
+      { ...env, DATA_PLANE_PORT: String(port) },
+      { cwd: join(treesDir, "data-plane") },
+    );
+    procs.push(dp);
+    await dp.waitForOutput(/data-plane listening/, 60_000);
+    return childPids(dp.child.pid ?? 0);
+  };
+  const dpPids = await startDataPlane(trees, dpPort);
+  const basePort = BASELINE_TREES ? await freePort() : 0;
+  const basePids = BASELINE_TREES ? await startDataPlane(BASELINE_TREES, basePort) : [];
 
   const targets: { name: string; url: string; headers: Record<string, string>; pids: number[] }[] = [
     {
@@ -344,13 +314,30 @@ http { access_log off;
       headers: { Authorization: `Bearer ${keyOn}`, "X-Provider-Key": "sk-bench" },
       pids: dpPids,
     },
+    ...(BASELINE_TREES
+      ? [
+          {
+            name: "terse baseline (instruction only)",
+            url: `http://127.0.0.1:${basePort}/v1/chat/completions`,
+            headers: { Authorization: `Bearer ${keyOff}`, "X-Provider-Key": "sk-bench" },
+            pids: basePids,
+          },
+          {
+            name: "terse baseline (all compression on)",
+            url: `http://127.0.0.1:${basePort}/v1/chat/completions`,
+            headers: { Authorization: `Bearer ${keyOn}`, "X-Provider-Key": "sk-bench" },
+            pids: basePids,
+          },
+        ]
+      : []),
   ];
+  const selected = (name: string) => ONLY.length === 0 || ONLY.some((o) => name.startsWith(o));
   const results = new Map<string, Run[]>();
   for (const connections of [32, 128]) {
     for (let round = 0; round < ROUNDS; round++) {
       for (const t of targets) {
-        if (ONLY.length > 0 && !ONLY.some((o) => t.name.startsWith(o))) continue;
-        if (connections === 128 && t.name === "terse (all compression on)") continue;
+        if (!selected(t.name)) continue;
+        if (connections === 128 && t.name.endsWith("(all compression on)")) continue;
         const r = wrk(t.url, t.headers, connections, t.pids);
         const k = `${t.name}@${connections}`;
         results.set(k, [...(results.get(k) ?? []), r]);
@@ -358,40 +345,84 @@ http { access_log off;
     }
   }
   const rss = rssMb(dpPids);
-  const target = (name: string) => targets.find((t) => t.name === name) ?? { url: "", headers: {} };
-  const ttDirect = await ttfb(target("direct").url, {}, 200);
-  const ttTerse = await ttfb(target("terse (instruction only)").url, target("terse (instruction only)").headers, 200);
-  const ttPortkey = await ttfb(target("Portkey gateway").url, target("Portkey gateway").headers, 200);
 
-  // A figure wrk did not print (or printed in a form not parsed) is left out of the mean.
-  const avg = (k: string, f: (r: Run) => number) => {
-    const xs = (results.get(k) ?? []).map(f).filter((x) => Number.isFinite(x));
-    return xs.length === 0 ? Number.NaN : xs.reduce((s, x) => s + x, 0) / xs.length;
+  // Streams one at a time, the targets taking turns in blocks (A B C .., A B C ..) so that
+  // a busy spell of the machine falls on all of them alike.
+  const streamTargets = targets.filter(
+    (t) =>
+      ["direct", "bare http-proxy", "lean floor", "Portkey gateway"].includes(t.name) ||
+      t.name.endsWith("(instruction only)"),
+  );
+  const streams = new Map<string, number[]>(streamTargets.map((t) => [t.name, []]));
+  const BLOCK = 20;
+  for (let done = 0; done < STREAMS; done += BLOCK) {
+    for (const t of streamTargets) {
+      if (t.name !== "direct" && !selected(t.name)) continue;
+      streams.get(t.name)?.push(...(await ttfb(t.url, t.headers, Math.min(BLOCK, STREAMS - done))));
+    }
+  }
+  const ttDirect = median(streams.get("direct") ?? []);
+  const addedTtfb = (name: string) => median(streams.get(name) ?? []) - ttDirect;
+
+  // A figure wrk did not print (or printed in a form not parsed) is left out; rounds give their median.
+  const avg = (k: string, f: (r: Run) => number) => median((results.get(k) ?? []).map(f));
+  /** A ratio to another target, round by round (the rounds are interleaved), then the median. */
+  const ratio = (k: string, of: string, f: (r: Run) => number) => {
+    const a = results.get(k) ?? [];
+    const b = results.get(of) ?? [];
+    return median(a.map((r, i) => (b[i] ? f(r) / f(b[i] as Run) : Number.NaN)));
   };
   const rows = [
-    "| target | connections | requests/s | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | CPU x bare http-proxy | non-2xx |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| target | connections | requests/s | x lean floor | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | CPU x lean floor | CPU x bare http-proxy | non-2xx |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const connections of [32, 128]) {
     const direct = `direct@${connections}`;
     const nginxK = `nginx proxy_pass@${connections}`;
     const portkeyK = `Portkey gateway@${connections}`;
     const bareK = `bare http-proxy@${connections}`;
+    const leanK = `lean floor@${connections}`;
     for (const t of targets) {
       const k = `${t.name}@${connections}`;
       if (!results.has(k)) continue;
       const rps = avg(k, (r) => r.rps);
       rows.push(
-        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${(rps / avg(portkeyK, (r) => r.rps)).toFixed(1)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${(avg(k, (r) => r.cpuUsPerReq) / avg(bareK, (r) => r.cpuUsPerReq)).toFixed(2)} | ${avg(k, (r) => r.errors)} |`,
+        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${ratio(k, leanK, (r) => r.rps).toFixed(2)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${(rps / avg(portkeyK, (r) => r.rps)).toFixed(1)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, leanK, (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, bareK, (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.errors)} |`,
       );
     }
   }
   rows.push(
     "",
-    `Stream time to first byte, 200 sequential streams: direct p50 ${median(ttDirect).toFixed(2)} ms, through terse ${median(ttTerse).toFixed(2)} ms (added ${(median(ttTerse) - median(ttDirect)).toFixed(2)} ms), through Portkey ${median(ttPortkey).toFixed(2)} ms (added ${(median(ttPortkey) - median(ttDirect)).toFixed(2)} ms).`,
+    `Stream time to first byte, ${STREAMS} sequential streams per target (interleaved in blocks of ${BLOCK}), p50: direct ${ttDirect.toFixed(2)} ms; added by ${[
+      ...streams,
+    ]
+      .filter(([name, xs]) => name !== "direct" && xs.length > 0)
+      .map(([name]) => `${name} ${addedTtfb(name).toFixed(2)} ms`)
+      .join(", ")}.`,
   );
   rows.push(
     `Data-plane RSS after the runs: ${rssMb(dpPids).toFixed(0)} MB (${rss.toFixed(0)} MB right after load), ${DP_WORKERS} worker process(es), ${SECONDS} s per run, ${ROUNDS} interleaved rounds.`,
+  );
+  const t32 = (name: string, f: (r: Run) => number) => ratio(`${name}@32`, "lean floor@32", f);
+  const cpu = (r: Run) => r.cpuUsPerReq;
+  const cpuOff = t32("terse (instruction only)", cpu);
+  const cpuOn = t32("terse (all compression on)", cpu);
+  const rpsOff = t32("terse (instruction only)", (r) => r.rps);
+  const ttTerse = addedTtfb("terse (instruction only)");
+  const ttBare = addedTtfb("bare http-proxy");
+  const met = (ok: boolean) => (ok ? "yes" : "no");
+  rows.push(
+    "",
+    "| target (issue 16) | measured | met |",
+    "|---|---|---|",
+    `| CPU per request, instruction only, <= 1.25x lean floor | ${cpuOff.toFixed(2)}x | ${met(cpuOff <= 1.25)} |`,
+    `| CPU per request, all compression on, <= 1.5x lean floor | ${cpuOn.toFixed(2)}x | ${met(cpuOn <= 1.5)} |`,
+    `| throughput at 32 connections >= 0.8x lean floor | ${rpsOff.toFixed(2)}x | ${met(rpsOff >= 0.8)} |`,
+    // "Today's" figure: the baseline build's in this run when there is one, else the team's +0.68 ms.
+    BASELINE_TREES
+      ? `| added stream TTFB p50 <= half the baseline build's (${addedTtfb("terse baseline (instruction only)").toFixed(2)} ms) | ${ttTerse.toFixed(2)} ms | ${met(ttTerse <= addedTtfb("terse baseline (instruction only)") / 2)} |`
+      : `| added stream TTFB p50 <= half of +0.68 ms (0.34) | ${ttTerse.toFixed(2)} ms | ${met(ttTerse <= 0.34)} |`,
+    `| added stream TTFB p50 <= 1.5x the bare http-proxy's (${ttBare.toFixed(2)} ms) | ${(ttTerse / ttBare).toFixed(2)}x | ${met(ttTerse <= 1.5 * ttBare)} |`,
   );
   console.log(rows.join("\n"));
 

@@ -1,0 +1,62 @@
+// What the proxy benchmarks (run.ts, agent-sessions.ts) share: the CPU and memory of a
+// target's processes from /proc, their bench scripts started, and medians.
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT, type RunningProcess, startProcess } from "@terse/testkit";
+
+const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
+
+/** CPU seconds (user + system) of processes, from /proc/<pid>/stat. */
+export function cpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / CLK_TCK;
+}
+
+/** Resident memory of processes, MB. */
+export function rssMb(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    kb += Number(m?.[1] ?? 0);
+  }
+  return kb / 1024;
+}
+
+/** A process and its descendants. */
+export const childPids = (pid: number): number[] => {
+  const out = spawnSync("pgrep", ["-P", String(pid)])
+    .stdout.toString()
+    .trim();
+  const kids = out ? out.split("\n").map(Number) : [];
+  return [pid, ...kids.flatMap(childPids)];
+};
+
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(xs: number[]): number {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+/** One of the bench's own scripts (`bench/proxy/<script>`) under plain node, once it says it is ready. */
+export async function startScript(
+  procs: RunningProcess[],
+  script: string,
+  args: (string | number)[],
+  ready: RegExp,
+): Promise<RunningProcess> {
+  const proc = startProcess(process.execPath, [join(REPO_ROOT, "bench/proxy", script), ...args.map(String)], {});
+  procs.push(proc);
+  await proc.waitForOutput(ready);
+  return proc;
+}
