@@ -1,20 +1,28 @@
 /**
- * A least-recently-used map of bounded size (Map keeps insertion order; a hit is moved
- * to the end). The per-process memory behind the memoised steps: their results depend
- * only on their key, so callers still see pure functions.
+ * A least-recently-used map of bounded size, nearly: the per-process memory behind the
+ * memoised steps, whose results depend only on their key, so callers still see pure
+ * functions. Map keeps insertion order and the oldest entry goes first. A hit is moved
+ * to the end only once it sits in the older half: moving it on every hit (a delete and
+ * an insert) cost more than the lookup, on the hot path of every request, and left holes
+ * the Map keeps compacting. A key used at least once per half of the limit never falls
+ * out.
  */
 export class Lru<V> {
-  private readonly map = new Map<string, V>();
+  private readonly map = new Map<string, { value: V; stamp: number }>();
+  /** Counts insertions: an entry's stamp says how many came after it. */
+  private clock = 0;
 
   constructor(private readonly limit: number) {}
 
   get(key: string): V | undefined {
     const hit = this.map.get(key);
-    if (hit !== undefined) {
+    if (hit === undefined) return undefined;
+    if (this.clock - hit.stamp > this.limit / 2) {
       this.map.delete(key);
+      hit.stamp = ++this.clock;
       this.map.set(key, hit);
     }
-    return hit;
+    return hit.value;
   }
 
   has(key: string): boolean {
@@ -27,14 +35,14 @@ export class Lru<V> {
       const oldest = this.map.keys().next().value;
       if (oldest !== undefined) this.map.delete(oldest);
     }
-    this.map.set(key, value);
+    this.map.set(key, { value, stamp: ++this.clock });
   }
 
   /** Removes and returns the entry: for values that are changed by whoever takes them. */
   take(key: string): V | undefined {
     const hit = this.map.get(key);
     this.map.delete(key);
-    return hit;
+    return hit?.value;
   }
 
   clear(): void {

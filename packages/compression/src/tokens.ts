@@ -1,4 +1,5 @@
 import { countTokens } from "gpt-tokenizer";
+import { Lru } from "./lru.ts";
 
 // Token counts for "input tokens before and after compression". gpt-tokenizer's o200k
 // encoding is OpenAI's own; Anthropic and Gemini publish no offline tokenizer for their
@@ -31,31 +32,13 @@ const FINGERPRINT_SLICE = 48;
 const FIELD_OVERHEAD = 3;
 const CONTAINER_OVERHEAD = 1;
 
-const cache = new Map<string, number>();
+const cache = new Lru<number>(CACHE_LIMIT);
 /** Exact counts live apart, so measuring never evicts what the hot path remembers. */
-const exactCache = new Map<string, number>();
+const exactCache = new Lru<number>(CACHE_LIMIT);
 
 /** Forgets every remembered count: benchmarks start each replayed session cold, as a new process would. */
 export function forgetTokenCounts(): void {
   cache.clear();
-}
-
-function remember(store: Map<string, number>, key: string, value: number): void {
-  if (store.size >= CACHE_LIMIT) {
-    // Drop the oldest entry (Map keeps insertion order; a hit is re-inserted): an LRU.
-    const oldest = store.keys().next().value;
-    if (oldest !== undefined) store.delete(oldest);
-  }
-  store.set(key, value);
-}
-
-function recall(store: Map<string, number>, key: string): number | undefined {
-  const hit = store.get(key);
-  if (hit !== undefined) {
-    store.delete(key);
-    store.set(key, hit);
-  }
-  return hit;
 }
 
 /** Tokens of a long text, estimated from samples cut at spaces so no word is split. */
@@ -93,10 +76,10 @@ function fingerprint(text: string): string {
 function textTokens(text: string): number {
   if (text.length === 0) return 0;
   const key = text.length <= SELF_KEYED_CHARS ? text : fingerprint(text);
-  const hit = recall(cache, key);
+  const hit = cache.get(key);
   if (hit !== undefined) return hit;
   const n = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text);
-  remember(cache, key, n);
+  cache.set(key, n);
   return n;
 }
 
@@ -121,10 +104,10 @@ export function countContentTokens(content: unknown): number {
 export function countExactTokens(content: unknown): number {
   const text = typeof content === "string" ? content : JSON.stringify(content ?? "");
   if (text.length === 0) return 0;
-  const hit = recall(exactCache, text);
+  const hit = exactCache.get(text);
   if (hit !== undefined) return hit;
   const n = countTokens(text);
-  remember(exactCache, text, n);
+  exactCache.set(text, n);
   return n;
 }
 

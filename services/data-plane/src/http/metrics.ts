@@ -1,12 +1,9 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { BoundCounter, BoundHistogram } from "./bound-metrics.ts";
 
 export interface ProxyMetrics {
   registry: Registry;
-  requests: Counter<"provider" | "status">;
-  duration: Histogram<"provider" | "status">;
-  authLookups: Counter<"result">;
   refusals: Counter<"code">;
-  upstreamTtfb: Histogram<"provider">;
   clientAborts: Counter;
   usageDropped: Counter;
   usageBuffered: Gauge;
@@ -17,9 +14,8 @@ export interface ProxyMetrics {
 }
 
 /**
- * A metric's child per label set, made once: `labels()` checks the label names and
- * builds the label object each time it is called, and the hot path would call it a few
- * times per request. The sets are few (providers x statuses, hit/miss).
+ * A child per label set, made once: the label sets of the per-request metrics are few
+ * (providers x statuses, hit/miss).
  */
 function childrenOf<C>(make: (...values: string[]) => C): (...values: string[]) => C {
   const children = new Map<string, C>();
@@ -34,42 +30,50 @@ function childrenOf<C>(make: (...values: string[]) => C): (...values: string[]) 
   };
 }
 
-/** Prometheus metrics of one data-plane process (each cluster worker serves its own /metrics). */
+/**
+ * Prometheus metrics of one data-plane process (each cluster worker serves its own
+ * /metrics). The four recorded on every request are bound-metrics.ts's; the rest are
+ * prom-client's.
+ */
 export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyMetrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
-  const metrics = {
+  const requests = new BoundCounter(
+    "terse_proxy_requests_total",
+    "Proxy requests by provider and the status returned to the caller",
+    ["provider", "status"],
     registry,
-    requests: new Counter({
-      name: "terse_proxy_requests_total",
-      help: "Proxy requests by provider and the status returned to the caller",
-      labelNames: ["provider", "status"],
-      registers: [registry],
-    }),
-    duration: new Histogram({
-      name: "terse_proxy_request_duration_seconds",
-      help: "Whole request time as the caller sees it (streams: to the last byte), by provider and status",
-      labelNames: ["provider", "status"],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
-      registers: [registry],
-    }),
-    authLookups: new Counter({
-      name: "terse_auth_cache_lookups_total",
-      help: "Service-key lookups in the Redis key cache: hit (key found) or miss (unknown or revoked)",
-      labelNames: ["result"],
-      registers: [registry],
-    }),
+  );
+  const duration = new BoundHistogram(
+    "terse_proxy_request_duration_seconds",
+    "Whole request time as the caller sees it (streams: to the last byte), by provider and status",
+    ["provider", "status"],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registry,
+  );
+  const authLookups = new BoundCounter(
+    "terse_auth_cache_lookups_total",
+    "Service-key lookups in the Redis key cache: hit (key found) or miss (unknown or revoked)",
+    ["result"],
+    registry,
+  );
+  const upstreamTtfb = new BoundHistogram(
+    "terse_upstream_time_to_first_byte_seconds",
+    "Time from sending the request upstream to the response head",
+    ["provider"],
+    [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registry,
+  );
+  const outcome = childrenOf((provider, status) => ({
+    requests: requests.child(provider, status),
+    duration: duration.child(provider, status),
+  }));
+  return {
+    registry,
     refusals: new Counter({
       name: "terse_proxy_refusals_total",
       help: "Requests answered by the proxy itself, by error code (auth, rate limit, quota, bad input)",
       labelNames: ["code"],
-      registers: [registry],
-    }),
-    upstreamTtfb: new Histogram({
-      name: "terse_upstream_time_to_first_byte_seconds",
-      help: "Time from sending the request upstream to the response head",
-      labelNames: ["provider"],
-      buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],
     }),
     clientAborts: new Counter({
@@ -87,19 +91,12 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
       help: "Usage events waiting to be enqueued",
       registers: [registry],
     }),
-  };
-  const outcome = childrenOf((provider, status) => ({
-    requests: metrics.requests.labels(provider, status),
-    duration: metrics.duration.labels(provider, status),
-  }));
-  return {
-    ...metrics,
     answered(provider, status, seconds) {
       const child = outcome(provider, String(status));
       child.requests.inc();
       child.duration.observe(seconds);
     },
-    upstreamTtfbOf: childrenOf((provider) => metrics.upstreamTtfb.labels(provider)),
-    authLookupsOf: childrenOf((result) => metrics.authLookups.labels(result)),
+    upstreamTtfbOf: childrenOf((provider) => upstreamTtfb.child(provider)),
+    authLookupsOf: childrenOf((result) => authLookups.child(result)),
   };
 }
