@@ -29,6 +29,7 @@ const states = new Lru<SeenContent>(64);
 export function forgetContextWork(): void {
   outputs.clear();
   states.clear();
+  trails.length = 0;
   forgetDigests();
 }
 
@@ -36,6 +37,44 @@ interface Step {
   hash: string;
   ref: string;
   visible: string;
+}
+
+/**
+ * A session's last request: its results in order, as sent (text, ref, command) and as
+ * compressed (the step, with the chain key after it). The next turn resends them first;
+ * each one it finds equal, compared as text, is answered from here, so only what is new
+ * in a request is hashed (two SHA-1s per result every turn were most of the library's
+ * time on a long history: docs/benchmarks.md, agent sessions).
+ */
+interface Trail {
+  level: ContextLevel;
+  texts: string[];
+  refs: string[];
+  commands: (string | undefined)[];
+  steps: (Step & { key: string })[];
+  chars: number;
+}
+/** The trails of the sessions seen last, newest first; bounded by count and by the characters they hold. */
+const trails: Trail[] = [];
+const TRAILS = 64;
+const TRAIL_CHARS = 32_000_000;
+
+function trailFor(level: ContextLevel, text: string, ref: string): Trail | undefined {
+  return trails.find((t) => t.level === level && t.refs[0] === ref && t.texts[0] === text);
+}
+
+function keepTrail(trail: Trail, replaced: Trail | undefined): void {
+  const at = replaced ? trails.indexOf(replaced) : -1;
+  if (at >= 0) trails.splice(at, 1);
+  trails.unshift(trail);
+  let chars = 0;
+  for (let i = 0; i < trails.length; i++) {
+    chars += trails[i]?.chars ?? 0;
+    if (i >= TRAILS || chars > TRAIL_CHARS) {
+      trails.length = i;
+      break;
+    }
+  }
 }
 
 export function compressContext(
@@ -60,7 +99,32 @@ export function compressContext(
     return seen;
   };
 
+  const trail: Trail = { level, texts: [], refs: [], commands: [], steps: [], chars: 0 };
+  let previous: Trail | undefined;
+  /** Still on the previous turn's results: the next one may be answered from its trail. */
+  let onTrail = true;
+
   const out = mapper(body, (text, ref, command) => {
+    const i = trail.texts.length;
+    if (i === 0) previous = trailFor(level, text, ref);
+    trail.texts.push(text);
+    trail.refs.push(ref);
+    trail.commands.push(command);
+    trail.chars += text.length;
+    const known = onTrail ? previous?.steps[i] : undefined;
+    if (
+      known !== undefined &&
+      previous?.texts[i] === text &&
+      previous.refs[i] === ref &&
+      previous.commands[i] === command
+    ) {
+      trail.steps.push(known);
+      done.push(known);
+      chain = known.key;
+      if (known.visible !== text) changed++;
+      return known.visible;
+    }
+    onTrail = false;
     const hash = digest(text);
     // The command is part of the key: a cut's marker repeats it.
     const key = digest(`${chain}\n${hash}\n${ref}\n${command ?? ""}`);
@@ -73,11 +137,13 @@ export function compressContext(
       seen?.remember(hash, next, ref);
     }
     done.push({ hash, ref, visible: next });
+    trail.steps.push({ hash, ref, visible: next, key });
     chain = key;
     if (next !== text) changed++;
     return next;
   });
   if (seen) states.set(chain, seen);
+  if (trail.texts.length > 0) keepTrail(trail, previous);
   return { body: out, changed };
 }
 
