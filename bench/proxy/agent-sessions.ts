@@ -255,15 +255,13 @@ async function main() {
   const growth = median(perSession);
   const pooled = mean(lastMs) / mean(firstMs);
   const cpuRatio = median(ratios);
-  const row = (t: Target) => {
-    const us = median(cpu[t.name] ?? []);
-    return `| ${t.name} | ${Math.round(us)} | ${(us / median(cpu[floorTarget.name] ?? [])).toFixed(2)} |`;
-  };
+  const row = (t: Target) =>
+    `| ${t.name} | ${Math.round(median(cpu[t.name] ?? []))} | ${(t === terse ? cpuRatio : 1).toFixed(2)} |`;
   console.log(
     [
       `${chosen.length} mini-swe-agent sessions (text protocol, OpenAI chat), ${requests} requests of ${(bytes / requests / 1024).toFixed(0)} KB on average (${(bytes / 1024 / 1024).toFixed(0)} MB in all), ${CONCURRENT} sessions at a time, ${ROUNDS} rounds of ${SESSIONS} sessions, context compression ${LEVEL}.`,
       "",
-      "| target | CPU µs per request (median of rounds) | x floor |",
+      "| target | CPU µs per request (median of rounds) | x floor (median of the rounds' ratios) |",
       "|---|---|---|",
       row(terse),
       row(floorTarget),
