@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
 
 // Key format v1 (DESIGN.md section 7). Changing it is a written decision: old keys must
@@ -57,9 +57,9 @@ export function isWellFormedKey(raw: string): boolean {
   return checksumOf(secret) === body.slice(SECRET_CHARS);
 }
 
-/** SHA-256 of the raw key, hex: what Postgres and Redis hold instead of the key. */
+/** SHA-256 of the raw key, hex: what Postgres and Redis hold instead of the key. One-shot (the proxy hashes every request's key). */
 export function hashKey(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex");
+  return hash("sha256", raw, "hex");
 }
 
 export function keyPrefixOf(raw: string): string {
