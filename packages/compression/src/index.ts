@@ -1,18 +1,12 @@
-import type { WireFormat } from "@terse/wire-formats";
+import { ADAPTERS, isRecord, type RequestFormat, splitObservation, type WireFormat } from "@terse/wire-formats";
 import { compressContext, forgetContextWork } from "./context/compress-context.ts";
-import { anthropicFormat } from "./formats/anthropic.ts";
-import { isRecord, type RequestFormat } from "./formats/format.ts";
-import { geminiFormat } from "./formats/gemini.ts";
-import { splitObservation } from "./formats/observation.ts";
-import { openaiFormat } from "./formats/openai.ts";
-import { openaiResponsesFormat } from "./formats/openai-responses.ts";
 import { compressInputText, forgetInputTexts } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
 import { detectIntensity } from "./smart-detect.ts";
 import { forgetTokenCounts, sumTokens } from "./tokens.ts";
 
 export { CONTEXT_LEVELS } from "./context/levels.ts";
-export { pairingProblems } from "./formats/validate.ts";
+export { pairingProblems } from "@terse/wire-formats";
 export { compressInputText } from "./input-compression.ts";
 export { INSTRUCTIONS, type Intensity, instructionFor } from "./instructions.ts";
 export { segment } from "./protected-spans.ts";
@@ -53,12 +47,8 @@ export function forgetRemembered(): void {
   forgetInputTexts();
 }
 
-const FORMATS: Record<WireFormat, RequestFormat> = {
-  openai: openaiFormat,
-  anthropic: anthropicFormat,
-  gemini: geminiFormat,
-  "openai-responses": openaiResponsesFormat,
-};
+/** How compression sees each wire format: its adapter's view. */
+const viewOf = (format: WireFormat): RequestFormat => ADAPTERS[format].view;
 
 /**
  * The one entry point (DESIGN.md section 5): the data plane, the benchmark and any tool
@@ -66,7 +56,7 @@ const FORMATS: Record<WireFormat, RequestFormat> = {
  */
 export function compressRequest(provider: Provider, body: unknown, settings: CompressionSettings): CompressionResult {
   if (!isRecord(body)) return { body, intensity: null, reason: "not a JSON object", input_tokens_saved: 0 };
-  const format = FORMATS[provider];
+  const format = viewOf(provider);
 
   const context = settings.context_compress
     ? compressContext(body, settings.context_compress_level, format.mapToolResults)
@@ -109,5 +99,5 @@ function tokensSaved(before: readonly unknown[], after: readonly unknown[]): num
 
 /** The input tokens of a whole request (estimated as on the hot path): for tools and benchmarks. */
 export function countInputTokens(provider: Provider, body: unknown): number {
-  return isRecord(body) ? sumTokens(FORMATS[provider].inputParts(body)) : 0;
+  return isRecord(body) ? sumTokens(viewOf(provider).inputParts(body)) : 0;
 }

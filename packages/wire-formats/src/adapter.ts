@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { PairingCheck, RequestFormat } from "./request-view.ts";
 
 // What terse knows about one wire format, in one place: the adapter. The proxy's hot
 // path asks its adapter and never tests which provider it serves.
@@ -93,6 +94,10 @@ export interface WireFormatAdapter {
   usage(data: Record<string, unknown>, seen: ReportedUsage | undefined): ReportedUsage | undefined;
   /** Text the model produced in one JSON body or SSE event (for an estimate when no usage comes). */
   text(data: Record<string, unknown>): string;
+  /** How compression sees a request (system slot, tool results, prompt text). */
+  readonly view: RequestFormat;
+  /** The tool-call pairing rules a (compressed) request must satisfy. */
+  readonly pairing: PairingCheck;
 }
 
 /** The wire formats terse serves, declared once (the registry in index.ts lists their adapters). */

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Operation, WireFormat, WireFormatAdapter } from "./adapter.ts";
+import type { PairingCheck } from "./request-view.ts";
 import { anthropicMessages } from "./anthropic-messages/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { openaiChat } from "./openai-chat/index.ts";
@@ -7,6 +8,8 @@ import { openaiResponses } from "./openai-responses/index.ts";
 
 export * from "./adapter.ts";
 export { isRecord } from "./json.ts";
+export { splitObservation } from "./observation.ts";
+export type { PairingCheck, RequestFormat, ResultTransform, ToolResultMapper } from "./request-view.ts";
 export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";
 export { SseSplitter } from "./sse.ts";
 
@@ -26,6 +29,11 @@ export const ADAPTERS: Readonly<Record<WireFormat, WireFormatAdapter>> = {
  */
 const ROUTING_ORDER: readonly WireFormat[] = ["anthropic", "gemini", "openai-responses", "openai"];
 const ordered = ROUTING_ORDER.map((id) => ADAPTERS[id]);
+
+/** Each format's tool-call pairing rules, by format (for the benchmark and tests). */
+export const pairingProblems = Object.fromEntries(
+  Object.entries(ADAPTERS).map(([id, adapter]) => [id, adapter.pairing]),
+) as Readonly<Record<WireFormat, PairingCheck>>;
 
 export interface Resolved {
   adapter: WireFormatAdapter;

@@ -1,4 +1,4 @@
-import type { ToolResultMapper } from "../formats/format.ts";
+import type { ToolResultMapper } from "@terse/wire-formats";
 import { Lru } from "../lru.ts";
 import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
 import { CONTEXT_LEVELS, type ContextLevel } from "./levels.ts";

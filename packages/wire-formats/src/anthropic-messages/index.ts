@@ -1,6 +1,8 @@
 import type { Operation, ReportedUsage, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, stringOf } from "../json.ts";
 import { MODELS_PATH } from "../openai-chat/index.ts";
+import { messagesPairing } from "./pairing.ts";
+import { anthropicFormat } from "./request-view.ts";
 
 // Anthropic messages (`POST /v1/messages`), its token count (`POST
 // /v1/messages/count_tokens`, forwarded with the body terse would send, so an agent that
@@ -73,4 +75,7 @@ export const anthropicMessages: WireFormatAdapter = {
     const content = Array.isArray(data.content) ? data.content : [];
     return content.map((b) => (isRecord(b) ? (stringOf(b.text) ?? "") : "")).join("");
   },
+
+  view: anthropicFormat,
+  pairing: messagesPairing,
 };

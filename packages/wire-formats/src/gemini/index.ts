@@ -1,5 +1,7 @@
 import type { Operation, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, paramsOf, stringOf } from "../json.ts";
+import { geminiPairing } from "./pairing.ts";
+import { geminiFormat } from "./request-view.ts";
 
 // Gemini generateContent: terse's own `POST /v1/generateContent` (model and stream in
 // the body) and the native paths the Gemini SDKs and CLI call
@@ -111,4 +113,7 @@ export const gemini: WireFormatAdapter = {
       .map((p) => (isRecord(p) ? (stringOf(p.text) ?? "") : ""))
       .join("");
   },
+
+  view: geminiFormat,
+  pairing: geminiPairing,
 };

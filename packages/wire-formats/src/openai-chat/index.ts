@@ -1,6 +1,8 @@
 import type { Operation, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, stringOf } from "../json.ts";
 import { UsageChunkFilter } from "./usage-chunk-filter.ts";
+import { chatPairing } from "./pairing.ts";
+import { openaiFormat } from "./request-view.ts";
 
 // OpenAI chat completions (`POST /v1/chat/completions`), and the model list every OpenAI
 // client asks for (`GET /v1/models`, a path Anthropic's and Gemini's clients call too).
@@ -73,4 +75,7 @@ export const openaiChat: WireFormatAdapter = {
       })
       .join("");
   },
+
+  view: openaiFormat,
+  pairing: chatPairing,
 };

@@ -1,5 +1,7 @@
 import type { Operation, ReportedUsage, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, stringOf } from "../json.ts";
+import { responsesPairing } from "./pairing.ts";
+import { openaiResponsesFormat } from "./request-view.ts";
 
 // OpenAI's Responses API (`POST /v1/responses`), the only wire of Codex CLI. JSON and SSE
 // (`response.created` ... `response.completed`, whose `response.usage` is the final
@@ -65,4 +67,7 @@ export const openaiResponses: WireFormatAdapter = {
       .map((part) => (isRecord(part) && part.type === "output_text" ? (stringOf(part.text) ?? "") : ""))
       .join("");
   },
+
+  view: openaiResponsesFormat,
+  pairing: responsesPairing,
 };

@@ -1,5 +1,5 @@
-import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
-import { splitObservation } from "./observation.ts";
+import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
+import { splitObservation } from "../observation.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
 //

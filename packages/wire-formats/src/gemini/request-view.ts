@@ -1,5 +1,5 @@
-import { Actions, isRecord, type RequestFormat, textOf } from "./format.ts";
-import { splitObservation } from "./observation.ts";
+import { Actions, isRecord, type RequestFormat, textOf } from "../request-view.ts";
+import { splitObservation } from "../observation.ts";
 
 // Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
 // (a Content), `generationConfig`, `toolConfig`. The REST API takes camelCase and

@@ -1,5 +1,5 @@
-import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "./format.ts";
-import { splitObservation } from "./observation.ts";
+import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
+import { splitObservation } from "../observation.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
 // text / tool_use / tool_result blocks.

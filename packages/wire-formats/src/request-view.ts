@@ -1,6 +1,18 @@
+import { isRecord } from "./json.ts";
 import { fencedCommand, splitObservation } from "./observation.ts";
 
-/** What compression needs to know of one provider's request format. */
+// How compression sees a request of each wire format (each adapter's `view`): its system
+// slot, its tool results, its prompt text, and the rules of tool-call pairing that a
+// compressed request must still satisfy.
+
+/**
+ * A format's rules for tool calls and their results, as its API enforces them: the
+ * broken rules, empty when the request is valid (the benchmark and the tests run every
+ * compressed request through it).
+ */
+export type PairingCheck = (body: Record<string, unknown>) => string[];
+
+/** What compression needs to know of one wire format's request. */
 export interface RequestFormat {
   /** Why the request demands structured output (response compression is then skipped), or null. */
   structuredOutput(body: Record<string, unknown>): string | null;
@@ -79,8 +91,7 @@ export class Actions {
   }
 }
 
-export const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+export { isRecord };
 
 /** Text of a content value that is a string or an array of parts with `text`. */
 export function textOf(content: unknown, skipTypes: readonly string[] = []): string {

@@ -1,5 +1,5 @@
-import { Actions, isRecord, type RequestFormat, type ResultTransform } from "./format.ts";
-import { splitObservation } from "./observation.ts";
+import { Actions, isRecord, type RequestFormat, type ResultTransform } from "../request-view.ts";
+import { splitObservation } from "../observation.ts";
 
 // OpenAI Responses API: `instructions` is the system slot; `input` is a string or a list
 // of items: messages (role user/system/developer/assistant, content a string or parts of
