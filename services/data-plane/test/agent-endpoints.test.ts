@@ -1,10 +1,7 @@
-import Anthropic from "@anthropic-ai/sdk";
-import { GoogleGenAI } from "@google/genai";
 import { countTokensOf } from "@terse/fake-provider";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import OpenAI from "openai";
-import { type Harness, logLines, PROVIDER_KEY, startHarness } from "./harness.ts";
+import { type Harness, logLines, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
 
 // The endpoints coding agents call besides generation, through the official SDKs: the
 // Responses API (Codex CLI's only wire), Anthropic's count_tokens (Claude Code decides
@@ -29,25 +26,9 @@ describe("data plane: the endpoints agents call", () => {
   after(() => h.close());
   beforeEach(() => h.fake.reset());
 
-  const openai = (key = rawKey) =>
-    new OpenAI({
-      baseURL: `${h.url}/v1`,
-      apiKey: key,
-      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-      maxRetries: 0,
-    });
-  const anthropic = () =>
-    new Anthropic({
-      baseURL: h.url,
-      authToken: rawKey,
-      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-      maxRetries: 0,
-    });
-  const gemini = () =>
-    new GoogleGenAI({
-      apiKey: "unused-by-terse",
-      httpOptions: { baseUrl: h.url, headers: { Authorization: `Bearer ${rawKey}`, "X-Provider-Key": PROVIDER_KEY } },
-    });
+  const openai = (key = rawKey) => sdkClients(h.url, key).openai();
+  const anthropic = () => sdkClients(h.url, rawKey).anthropic();
+  const gemini = () => sdkClients(h.url, rawKey).gemini();
 
   async function eventOf(requestId: string | null) {
     return waitFor(async () => (await h.events()).find((e) => e.event_id === requestId), {

@@ -1,10 +1,8 @@
 import Anthropic from "@anthropic-ai/sdk";
-import { GoogleGenAI } from "@google/genai";
 import { waitFor } from "@terse/testkit";
 import type { UsageEvent } from "@terse/usage-events";
 import { expect } from "chai";
-import OpenAI from "openai";
-import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
 
 // Prompt-cache counts, end to end through the data plane: the fake provider reports
 // cache reads (and Anthropic's writes) in each wire format's own fields, the official
@@ -33,13 +31,7 @@ describe("prompt-cache usage through the data plane", () => {
     );
   }
 
-  const openai = () =>
-    new OpenAI({
-      baseURL: `${h.url}/v1`,
-      apiKey: rawKey,
-      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-      maxRetries: 0,
-    });
+  const openai = () => sdkClients(h.url, rawKey).openai();
   const anthropic = () =>
     new Anthropic({
       baseURL: h.url,
@@ -47,11 +39,7 @@ describe("prompt-cache usage through the data plane", () => {
       defaultHeaders: { Authorization: `Bearer ${rawKey}`, "X-Provider-Key": PROVIDER_KEY, "x-api-key": null },
       maxRetries: 0,
     });
-  const gemini = () =>
-    new GoogleGenAI({
-      apiKey: "unused-by-terse",
-      httpOptions: { baseUrl: h.url, headers: { Authorization: `Bearer ${rawKey}`, "X-Provider-Key": PROVIDER_KEY } },
-    });
+  const gemini = () => sdkClients(h.url, rawKey).gemini();
 
   const cacheFields = (e: UsageEvent) => ({
     input_tokens: e.input_tokens,

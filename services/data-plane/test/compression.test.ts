@@ -1,8 +1,7 @@
 import { INSTRUCTIONS } from "@terse/compression";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import OpenAI from "openai";
-import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import { type Harness, startHarness, sdkClients } from "./harness.ts";
 
 // The key's compression settings reach the upstream body, the caller sees the level
 // chosen, and the usage event carries it with the token counts.
@@ -15,13 +14,7 @@ describe("data plane: compression applied per key", () => {
   after(() => h.close());
   beforeEach(() => h.fake.reset());
 
-  const client = (rawKey: string) =>
-    new OpenAI({
-      baseURL: `${h.url}/v1`,
-      apiKey: rawKey,
-      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-      maxRetries: 0,
-    });
+  const client = (rawKey: string) => sdkClients(h.url, rawKey).openai();
 
   it("sends the key's level to the upstream and names it in X-Compression-Intensity", async () => {
     const { rawKey } = await h.addKey({ intensity: "lite", smart_detect_enabled: false });

@@ -17,6 +17,9 @@ import { freshRedis, type TEST_REDIS_DB, testRedisUrl } from "@terse/testkit";
 import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
+import Anthropic from "@anthropic-ai/sdk";
+import { GoogleGenAI } from "@google/genai";
+import OpenAI from "openai";
 import { createDataPlane, type DataPlane } from "../src/app.ts";
 
 export const PROVIDER_KEY = "sk-proj-TESTPROVIDERKEY0123456789abcdefWXYZ";
@@ -112,5 +115,22 @@ export async function startHarness(
       await redis.flushdb();
       redis.disconnect();
     },
+  };
+}
+
+/**
+ * The official SDKs pointed at the data plane at `url` with the service key `rawKey` and
+ * the test provider key, as a user would set them up (README, docs/agents.md).
+ */
+export function sdkClients(url: string, rawKey: string) {
+  const provider = { "X-Provider-Key": PROVIDER_KEY };
+  return {
+    openai: () => new OpenAI({ baseURL: `${url}/v1`, apiKey: rawKey, defaultHeaders: provider, maxRetries: 0 }),
+    anthropic: () => new Anthropic({ baseURL: url, authToken: rawKey, defaultHeaders: provider, maxRetries: 0 }),
+    gemini: () =>
+      new GoogleGenAI({
+        apiKey: "unused-by-terse",
+        httpOptions: { baseUrl: url, headers: { Authorization: `Bearer ${rawKey}`, ...provider } },
+      }),
   };
 }

@@ -1,9 +1,7 @@
-import Anthropic from "@anthropic-ai/sdk";
-import { GoogleGenAI } from "@google/genai";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import OpenAI from "openai";
-import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import type OpenAI from "openai";
+import { type Harness, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
 
 // The official SDKs as clients, the fake provider as upstream: what the caller sees and
 // what reaches the upstream, for all three wire formats, streamed and not.
@@ -27,13 +25,7 @@ describe("data plane through the official SDKs", () => {
   }
 
   describe("OpenAI chat completions", () => {
-    const client = () =>
-      new OpenAI({
-        baseURL: `${h.url}/v1`,
-        apiKey: rawKey,
-        defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-        maxRetries: 0,
-      });
+    const client = () => sdkClients(h.url, rawKey).openai();
 
     it("relays a completion and puts the provider key in Authorization", async () => {
       const { data, response } = await client()
@@ -97,13 +89,7 @@ describe("data plane through the official SDKs", () => {
   });
 
   describe("Anthropic messages", () => {
-    const client = () =>
-      new Anthropic({
-        baseURL: h.url,
-        authToken: rawKey,
-        defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-        maxRetries: 0,
-      });
+    const client = () => sdkClients(h.url, rawKey).anthropic();
 
     it("relays a message with the key in x-api-key and anthropic-version passed through", async () => {
       const msg = await client().messages.create(
@@ -139,11 +125,7 @@ describe("data plane through the official SDKs", () => {
   });
 
   describe("Gemini generateContent", () => {
-    const client = () =>
-      new GoogleGenAI({
-        apiKey: "unused-by-terse",
-        httpOptions: { baseUrl: h.url, headers: { Authorization: `Bearer ${rawKey}`, "X-Provider-Key": PROVIDER_KEY } },
-      });
+    const client = () => sdkClients(h.url, rawKey).gemini();
 
     it("relays generateContent with the key in the upstream query", async () => {
       const res = await client().models.generateContent({ model: "gemini-2.5-flash", contents: "Hi" });

@@ -1,7 +1,7 @@
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import OpenAI from "openai";
-import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import type OpenAI from "openai";
+import { type Harness, startHarness, sdkClients } from "./harness.ts";
 
 // Agents without native tool calls (mini-swe-agent, Aider) send a command's output back as
 // a plain user message: `<returncode>..</returncode><output>..</output>`. Through the data
@@ -25,12 +25,7 @@ describe("data plane: text-protocol observations", () => {
       context_compress_level: "standard",
       smart_detect_enabled: false,
     });
-    client = new OpenAI({
-      baseURL: `${h.url}/v1`,
-      apiKey: rawKey,
-      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-      maxRetries: 0,
-    });
+    client = sdkClients(h.url, rawKey).openai();
   });
   after(() => h.close());
   beforeEach(() => h.fake.reset());

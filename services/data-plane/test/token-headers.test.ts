@@ -1,8 +1,7 @@
 import { countInputTokens } from "@terse/compression";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import OpenAI from "openai";
-import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
 
 // X-Terse-Input-Tokens-Before / -After / -Saved on every answer to a request compression
 // saw, JSON, stream and upstream error alike, so an agent's own logs show what terse did:
@@ -46,13 +45,7 @@ describe("data plane: input token headers", () => {
   after(() => h.close());
   beforeEach(() => h.fake.reset());
 
-  const client = () =>
-    new OpenAI({
-      baseURL: `${h.url}/v1`,
-      apiKey: rawKey,
-      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-      maxRetries: 0,
-    });
+  const client = () => sdkClients(h.url, rawKey).openai();
   const counts = (headers: Headers) => ({
     before: Number(headers.get("x-terse-input-tokens-before")),
     after: Number(headers.get("x-terse-input-tokens-after")),

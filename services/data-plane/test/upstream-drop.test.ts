@@ -1,8 +1,7 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { expect } from "chai";
-import OpenAI from "openai";
-import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
 
 // An upstream that streams a few events and then drops its TCP connection: every event
 // it sent must reach the caller before the caller's stream ends (cut short). One event
@@ -129,12 +128,7 @@ describe("data plane: an upstream that drops the connection mid-stream", () => {
 
   it("relays every event sent before the drop to the official SDK, then fails its stream", async () => {
     upstream.framing = "blank line after";
-    const client = new OpenAI({
-      baseURL: `${h.url}/v1`,
-      apiKey: rawKey,
-      defaultHeaders: { "X-Provider-Key": PROVIDER_KEY },
-      maxRetries: 0,
-    });
+    const client = sdkClients(h.url, rawKey).openai();
     const stream = await client.chat.completions.create({
       model: "gpt-4o-mini",
       stream: true,
