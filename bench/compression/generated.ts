@@ -1,3 +1,4 @@
+import { seededRandom } from "@terse/testkit";
 // Sessions with 100 KB to 1 MB tool results, made from the corpus's own content: Claude
 // Code caps its output near 30,000 characters, so the corpus has none this large. Each
 // takes a real session and grows some of its real results into a build log, a test run
@@ -11,17 +12,6 @@ const MIN_CHARS = 100_000;
 const MAX_CHARS = 1_000_000;
 /** Results grown per session: enough that most requests carry one. */
 const GROWN_PER_SESSION = 4;
-
-/** mulberry32: a small seeded generator. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Pools {
   log: string[];
@@ -93,7 +83,7 @@ function grow(original: string, kind: number, size: number, p: Pools, rnd: () =>
 /** One grown copy of each real session that has results to grow. */
 export function generateLargeSessions(sessions: Session[]): Session[] {
   const p = pools(sessions);
-  const rnd = random(20_251_122);
+  const rnd = seededRandom(20_251_122);
   return sessions
     .filter((s) => s.source === "claude-code-hive-mind" && s.messages.length > 20)
     .map((s, si) => {

@@ -1,13 +1,6 @@
 import { expect } from "chai";
-import { CONTEXT_LEVELS, type CompressionSettings, compressRequest, countInputTokens } from "../src/index.ts";
-
-const settings = (level: CompressionSettings["context_compress_level"]): CompressionSettings => ({
-  intensity: "full",
-  auto_compress_input: false,
-  smart_detect_enabled: false,
-  context_compress: true,
-  context_compress_level: level,
-});
+import { CONTEXT_LEVELS, compressRequest, countInputTokens } from "../src/index.ts";
+import { contextSettings } from "./settings.ts";
 
 /** A log of `lines` numbered lines, ~60 characters each, all of one shape. */
 const log = (lines: number, tag = "build") =>
@@ -52,7 +45,7 @@ describe("context compression", () => {
     const lines = variedLog(2_000).split("\n");
     lines[1_000] = "src/app.ts:42:7 - error TS2322: Type 'string' is not assignable to type 'number'.";
     const big = lines.join("\n");
-    const out = compressRequest("anthropic", anthropicSession([big]), settings("standard"));
+    const out = compressRequest("anthropic", anthropicSession([big]), contextSettings("standard"));
     const text = resultText(out.body, 0);
     expect(text.length).to.be.lessThan(7_000);
     expect(text).to.include(lines[1_000]);
@@ -66,7 +59,7 @@ describe("context compression", () => {
   });
 
   it("keeps the first and last of a long run of look-alike lines", () => {
-    const out = compressRequest("anthropic", anthropicSession([log(600)]), settings("standard"));
+    const out = compressRequest("anthropic", anthropicSession([log(600)]), contextSettings("standard"));
     const text = resultText(out.body, 0);
     expect(text).to.equal(
       // The command that printed it (`run 0` here) is how to see the lines again.
@@ -80,7 +73,10 @@ describe("context compression", () => {
       null,
       2,
     );
-    const text = resultText(compressRequest("anthropic", anthropicSession([dump]), settings("standard")).body, 0);
+    const text = resultText(
+      compressRequest("anthropic", anthropicSession([dump]), contextSettings("standard")).body,
+      0,
+    );
     const parsed = JSON.parse(text) as { total: number; items: unknown[] };
     expect(parsed.total).to.equal(500);
     expect(parsed.items).to.have.length(CONTEXT_LEVELS.standard.jsonArrayItems + 1);
@@ -90,7 +86,7 @@ describe("context compression", () => {
   it("replaces a later identical result by a reference to the earlier one, never the other way", () => {
     const file = fileView(1, 60);
     const body = anthropicSession([file, "short", file]);
-    const out = compressRequest("anthropic", body, settings("standard"));
+    const out = compressRequest("anthropic", body, contextSettings("standard"));
     expect(resultText(out.body, 0)).to.equal(file);
     expect(resultText(out.body, 2)).to.equal(
       `[terse: same output as tool result toolu_0 above (${file.length} characters)]`,
@@ -100,7 +96,7 @@ describe("context compression", () => {
   it("keeps only what changed when a file is viewed again after an edit", () => {
     const first = fileView(1, 80);
     const again = fileView(1, 80, 40);
-    const out = compressRequest("anthropic", anthropicSession([first, again]), settings("standard"));
+    const out = compressRequest("anthropic", anthropicSession([first, again]), contextSettings("standard"));
     const text = resultText(out.body, 1);
     expect(resultText(out.body, 0)).to.equal(first);
     expect(text.split("\n")).to.deep.equal([
@@ -115,7 +111,7 @@ describe("context compression", () => {
     const out = compressRequest(
       "anthropic",
       anthropicSession([lines, `${lines}\nnew last line here`]),
-      settings("standard"),
+      contextSettings("standard"),
     );
     const earlier = resultText(out.body, 0);
     const later = resultText(out.body, 1);
@@ -131,7 +127,7 @@ describe("context compression", () => {
 
   it("leaves every result under 16,000 characters untouched at conservative, repeats included", () => {
     const body = anthropicSession([variedLog(400), variedLog(400)]); // ~11,000 characters each
-    const out = compressRequest("anthropic", body, settings("conservative"));
+    const out = compressRequest("anthropic", body, contextSettings("conservative"));
     expect(resultText(out.body, 0)).to.equal(resultText(body, 0));
     expect(resultText(out.body, 1)).to.equal(resultText(body, 1));
   });
@@ -151,7 +147,7 @@ describe("context compression", () => {
           { role: "tool", tool_call_id: "call_1", content: big },
         ],
       },
-      settings("aggressive"),
+      contextSettings("aggressive"),
     ).body as { messages: { role: string; tool_call_id?: string; content: string }[] };
     expect(openai.messages[1]?.tool_call_id).to.equal("call_1");
     expect(openai.messages[1]?.content.length).to.be.lessThan(3_500);
@@ -163,7 +159,7 @@ describe("context compression", () => {
           { role: "user", parts: [{ functionResponse: { name: "sh", response: { stdout: big } } }] },
         ],
       },
-      settings("aggressive"),
+      contextSettings("aggressive"),
     ).body as { contents: { parts: { functionResponse: { name: string; response: { stdout: string } } }[] }[] };
     const fr = gemini.contents[1]?.parts[0]?.functionResponse;
     expect(fr?.name).to.equal("sh");
@@ -182,7 +178,7 @@ describe("context compression", () => {
   it("leaves the input untouched", () => {
     const body = anthropicSession([variedLog(2_000), variedLog(2_000)]);
     const copy = structuredClone(body);
-    compressRequest("anthropic", body, settings("aggressive"));
+    compressRequest("anthropic", body, contextSettings("aggressive"));
     expect(body).to.deep.equal(copy);
   });
 
@@ -191,7 +187,7 @@ describe("context compression", () => {
     lines[1_200] = "loaded plugin from src/plugins/cache_warmer.ts (sha 3f9a2c1d7e)";
     lines[1_800] = "  at FooService.handleRequest (lib/server/router.js:210:14)";
     const text = lines.join("\n");
-    const out = resultText(compressRequest("anthropic", anthropicSession([text]), settings("standard")).body, 0);
+    const out = resultText(compressRequest("anthropic", anthropicSession([text]), contextSettings("standard")).body, 0);
     const index = out.split("\n").find((l) => l.startsWith("[terse: the omitted part mentions: "));
     expect(index, "the index line").to.be.a("string");
     for (const name of [
@@ -219,8 +215,11 @@ describe("context compression", () => {
   it("lists the names of a JSON array's omitted items, and keeps the JSON valid", () => {
     const items = Array.from({ length: 40 }, (_, i) => ({ id: i, path: `pkg/module_${i}/index.ts`, ok: true }));
     const out = resultText(
-      compressRequest("anthropic", anthropicSession([JSON.stringify(items, null, 2).repeat(1)]), settings("aggressive"))
-        .body,
+      compressRequest(
+        "anthropic",
+        anthropicSession([JSON.stringify(items, null, 2).repeat(1)]),
+        contextSettings("aggressive"),
+      ).body,
       0,
     );
     const parsed = JSON.parse(out) as unknown[];

@@ -1,30 +1,13 @@
+import { seededRandom } from "@terse/testkit";
 import { expect } from "chai";
 import { kindOf, programOf, viewedFile } from "../src/context/kinds.ts";
 import { type CompressionSettings, compressRequest, type Provider } from "../src/index.ts";
+import { contextSettings } from "./settings.ts";
 
 // Results are shortened by the kind of output they are, so that the names an agent goes
 // on to use survive; and a text-protocol observation (a user message in mini-swe-agent's
 // `<returncode>`/`<output>` shape answering a fenced command) is compressed like a tool
 // result, while anything a person typed stays as typed.
-
-const settings = (level: CompressionSettings["context_compress_level"]): CompressionSettings => ({
-  intensity: "full",
-  auto_compress_input: false,
-  smart_detect_enabled: false,
-  context_compress: true,
-  context_compress_level: level,
-});
-
-/** A seeded generator, so every run sees the same "random" cases. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One tool call and its result, Anthropic format; the result's text after compression. */
 function compressOne(
@@ -41,7 +24,7 @@ function compressOne(
       { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: output }] },
     ],
   };
-  const out = compressRequest("anthropic", body, settings(level)).body as typeof body;
+  const out = compressRequest("anthropic", body, contextSettings(level)).body as typeof body;
   const blocks = (out.messages[2]?.content ?? []) as { content: string }[];
   return blocks[0]?.content ?? "";
 }
@@ -75,7 +58,7 @@ describe("output kinds", () => {
   });
 
   it("a listing keeps every distinct path (property, seeded cases)", () => {
-    const rnd = random(7);
+    const rnd = seededRandom(7);
     for (let round = 0; round < 20; round++) {
       const paths = Array.from(
         { length: 60 + Math.floor(rnd() * 200) },
@@ -92,7 +75,7 @@ describe("output kinds", () => {
   });
 
   it("a file view keeps its definitions with their line numbers, and says how to view a cut range again", () => {
-    const lines = source(700, random(3));
+    const lines = source(700, seededRandom(3));
     const out = compressOne("sed -n '100,999p' app/handlers.py", lines.join("\n"), "standard");
     expect(out.length).to.be.below(lines.join("\n").length / 3);
     let numbered = 0;
@@ -108,7 +91,7 @@ describe("output kinds", () => {
   });
 
   it("a numbered file view keeps its own numbers", () => {
-    const lines = source(400, random(5)).map((l, i) => `${String(i + 1).padStart(6)}\t${l}`);
+    const lines = source(400, seededRandom(5)).map((l, i) => `${String(i + 1).padStart(6)}\t${l}`);
     const out = compressOne("nl -ba app/views.py", lines.join("\n"), "standard");
     for (const line of lines) if (line.includes("\tdef ")) expect(out).to.include(line);
     expect(out).to.match(/\[terse: lines \d+-\d+ omitted; sed -n \d+,\d+p app\/views\.py\]/);
@@ -206,7 +189,7 @@ describe("text-protocol observations", () => {
         { command: "python -m pytest tests/unit", output: bigLog(600) },
       ]);
       const before = texts(provider, body);
-      const after = texts(provider, compressRequest(provider, body, settings("standard")).body);
+      const after = texts(provider, compressRequest(provider, body, contextSettings("standard")).body);
       expect(after.length).to.equal(before.length);
       expect(after.slice(0, 4)).to.deep.equal(before.slice(0, 4));
       const last = after[4] as string;
@@ -220,7 +203,7 @@ describe("text-protocol observations", () => {
       const looksLikeOutput = observation(bigLog(600));
       // As the first message (no action before it).
       const first = textProtocol(provider, [], looksLikeOutput);
-      expect(texts(provider, compressRequest(provider, first, settings("aggressive")).body)).to.deep.equal([
+      expect(texts(provider, compressRequest(provider, first, contextSettings("aggressive")).body)).to.deep.equal([
         looksLikeOutput,
       ]);
       // After an assistant answer without a command.
@@ -242,14 +225,14 @@ describe("text-protocol observations", () => {
       setText(asAssistant, "Done: the bug was in the parser. Anything else?");
       setText(asPerson, looksLikeOutput);
       messages?.push(asAssistant, asPerson);
-      const out = texts(provider, compressRequest(provider, withReply, settings("aggressive")).body);
+      const out = texts(provider, compressRequest(provider, withReply, contextSettings("aggressive")).body);
       expect(out).to.deep.equal([...list, "Done: the bug was in the parser. Anything else?", looksLikeOutput]);
       // With anything around the tags, even right after a command.
       const pasted = textProtocol(provider, [{ command: "make", output: bigLog(600) }]);
       const pastedText = `Here is what I got:\n${observation(bigLog(600))}`;
       const pm = (pasted as { messages?: unknown[]; contents?: unknown[] }).messages ?? pasted.contents;
       setText(pm?.at(-1) as Record<string, unknown>, pastedText);
-      expect(texts(provider, compressRequest(provider, pasted, settings("aggressive")).body).at(-1)).to.equal(
+      expect(texts(provider, compressRequest(provider, pasted, contextSettings("aggressive")).body).at(-1)).to.equal(
         pastedText,
       );
     });
@@ -259,19 +242,22 @@ describe("text-protocol observations", () => {
     const prose = "Output that is basically just really quite verbose, and honestly it is very very long indeed.";
     const body = textProtocol("openai", [{ command: "cat notes.txt", output: prose }]);
     const out = compressRequest("openai", body, {
-      ...settings("standard"),
+      ...contextSettings("standard"),
       context_compress: false,
       auto_compress_input: true,
     }).body;
     expect(texts("openai", out)[2]).to.equal(observation(prose));
     // The same words as the person's own message are compressed: the test can fail.
     const asked = textProtocol("openai", [], prose);
-    const outAsked = compressRequest("openai", asked, { ...settings("standard"), auto_compress_input: true }).body;
+    const outAsked = compressRequest("openai", asked, {
+      ...contextSettings("standard"),
+      auto_compress_input: true,
+    }).body;
     expect(texts("openai", outAsked)[0]).to.not.equal(prose);
   });
 
   it("each observation's compressed form depends only on the messages before it (property, seeded sessions)", () => {
-    const rnd = random(11);
+    const rnd = seededRandom(11);
     for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
       for (let round = 0; round < 5; round++) {
         const turns = Array.from({ length: 12 }, (_, i) => {
@@ -292,7 +278,7 @@ describe("text-protocol observations", () => {
         let previous: string[] = [];
         for (let n = 1; n <= turns.length; n++) {
           const body = textProtocol(provider, turns.slice(0, n));
-          const out = texts(provider, compressRequest(provider, body, settings("aggressive")).body);
+          const out = texts(provider, compressRequest(provider, body, contextSettings("aggressive")).body);
           expect(out.slice(0, previous.length), `${provider} round ${round} turn ${n}`).to.deep.equal(previous);
           previous = out;
         }
