@@ -6,6 +6,7 @@ import { detectIntensity } from "./smart-detect.ts";
 import { forgetTokenCounts, sumTokens } from "./tokens.ts";
 
 export { CONTEXT_LEVELS } from "./context/levels.ts";
+export { recallHandleOf } from "./context/recall-handles.ts";
 export { pairingProblems } from "@terse/wire-formats";
 export { compressInputText } from "./input-compression.ts";
 export { INSTRUCTIONS, type Intensity, instructionFor } from "./instructions.ts";
@@ -23,6 +24,8 @@ export interface CompressionSettings {
   smart_detect_enabled: boolean;
   context_compress: boolean;
   context_compress_level: ContextCompressLevel;
+  /** Cuts name a recall handle, and the originals cut are returned (issue 18); off when left out. */
+  recall?: boolean;
 }
 
 export interface CompressionResult {
@@ -38,6 +41,8 @@ export interface CompressionResult {
    * an agent's history) never meets the tokenizer on the hot path.
    */
   input_tokens_saved: number;
+  /** With recall on: the original of every tool result cut, by the recall handle its markers name. */
+  cuts?: Map<string, string>;
 }
 
 /** Forgets the per-process memory (token counts, compressed results): for benchmarks that replay sessions cold. */
@@ -59,8 +64,9 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
   const format = viewOf(provider);
 
   const context = settings.context_compress
-    ? compressContext(body, settings.context_compress_level, format.mapToolResults)
+    ? compressContext(body, settings.context_compress_level, format.mapToolResults, settings.recall === true)
     : undefined;
+  const cuts = context && context.cuts.size > 0 ? context.cuts : undefined;
   const contextBody = context && context.changed > 0 ? context.body : body;
   // A text-protocol observation is command output, not the user's prose: input compression leaves it alone.
   const shortened = settings.auto_compress_input
@@ -75,6 +81,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
       intensity: null,
       reason: structured + contextNote,
       input_tokens_saved: tokensSaved(format.inputParts(body), format.inputParts(shortened)),
+      cuts,
     };
   }
 
@@ -87,6 +94,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     intensity: choice.intensity,
     reason: choice.reason + contextNote,
     input_tokens_saved: tokensSaved(format.inputParts(body), format.inputParts(compressed)),
+    cuts,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { RecallFormat } from "./recall.ts";
 import type { PairingCheck, RequestFormat } from "./request-view.ts";
 
 // What terse knows about one wire format, in one place: the adapter. The proxy's hot
@@ -98,6 +99,8 @@ export interface WireFormatAdapter {
   readonly view: RequestFormat;
   /** The tool-call pairing rules a (compressed) request must satisfy. */
   readonly pairing: PairingCheck;
+  /** Recall: the terse_recall tool, its calls and their answers in this format (recall.ts). */
+  readonly recall?: RecallFormat;
 }
 
 /** The wire formats terse serves, declared once (the registry in index.ts lists their adapters). */

@@ -9,6 +9,7 @@ import { openaiResponses } from "./openai-responses/index.ts";
 export * from "./adapter.ts";
 export { isRecord } from "./json.ts";
 export { splitObservation } from "./observation.ts";
+export * from "./recall.ts";
 export type { PairingCheck, RequestFormat, ResultTransform, ToolResultMapper } from "./request-view.ts";
 export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";
 export { SseSplitter } from "./sse.ts";

@@ -2,6 +2,7 @@ import type { ToolResultMapper } from "@terse/wire-formats";
 import { Lru } from "../lru.ts";
 import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
 import { CONTEXT_LEVELS, type ContextLevel } from "./levels.ts";
+import { nameRecallHandles, recallHandleOf } from "./recall-handles.ts";
 import { shortenResult } from "./shorten.ts";
 
 /**
@@ -13,6 +14,9 @@ import { shortenResult } from "./shorten.ts";
  * consecutive requests of one agent session keep sharing their prefix and the
  * provider's prompt cache keeps hitting. Messages are never removed or reordered and
  * ids never change, so tool-call / tool-result pairing stays as the caller had it.
+ *
+ * With recall on, every cut names the handle of its original (recall-handles.ts) and
+ * the originals cut are returned, for the caller to keep where the model can fetch them.
  *
  * An agent resends its history every turn, so the work is remembered: the compressed
  * form of each result under a chain digest of everything before it (the same history
@@ -47,7 +51,8 @@ interface Step {
  * time on a long history: docs/benchmarks.md, agent sessions).
  */
 interface Trail {
-  level: ContextLevel;
+  /** The level, and whether cuts name recall handles: what the compressed forms depend on besides the texts. */
+  mode: string;
   texts: string[];
   refs: string[];
   commands: (string | undefined)[];
@@ -59,8 +64,8 @@ const trails: Trail[] = [];
 const TRAILS = 64;
 const TRAIL_CHARS = 32_000_000;
 
-function trailFor(level: ContextLevel, text: string, ref: string): Trail | undefined {
-  return trails.find((t) => t.level === level && t.refs[0] === ref && t.texts[0] === text);
+function trailFor(mode: string, text: string, ref: string): Trail | undefined {
+  return trails.find((t) => t.mode === mode && t.refs[0] === ref && t.texts[0] === text);
 }
 
 function keepTrail(trail: Trail, replaced: Trail | undefined): void {
@@ -77,14 +82,25 @@ function keepTrail(trail: Trail, replaced: Trail | undefined): void {
   }
 }
 
+export interface ContextCompression {
+  body: Record<string, unknown>;
+  /** How many tool results were changed. */
+  changed: number;
+  /** With recall on: the original of every result cut, by its recall handle. */
+  cuts: Map<string, string>;
+}
+
 export function compressContext(
   body: Record<string, unknown>,
   level: ContextLevel,
   mapper: ToolResultMapper,
-): { body: Record<string, unknown>; changed: number } {
+  recall = false,
+): ContextCompression {
   const limits = CONTEXT_LEVELS[level];
+  const mode = recall ? `${level}+recall` : level;
   const done: Step[] = [];
-  let chain: string = level;
+  const cuts = new Map<string, string>();
+  let chain: string = mode;
   let seen: SeenContent | undefined;
   let changed = 0;
 
@@ -99,14 +115,18 @@ export function compressContext(
     return seen;
   };
 
-  const trail: Trail = { level, texts: [], refs: [], commands: [], steps: [], chars: 0 };
+  const trail: Trail = { mode, texts: [], refs: [], commands: [], steps: [], chars: 0 };
+  const cut = (hash: string, text: string) => {
+    if (recall) cuts.set(recallHandleOf(hash), text);
+    changed++;
+  };
   let previous: Trail | undefined;
   /** Still on the previous turn's results: the next one may be answered from its trail. */
   let onTrail = true;
 
   const out = mapper(body, (text, ref, command) => {
     const i = trail.texts.length;
-    if (i === 0) previous = trailFor(level, text, ref);
+    if (i === 0) previous = trailFor(mode, text, ref);
     trail.texts.push(text);
     trail.refs.push(ref);
     trail.commands.push(command);
@@ -121,7 +141,7 @@ export function compressContext(
       trail.steps.push(known);
       done.push(known);
       chain = known.key;
-      if (known.visible !== text) changed++;
+      if (known.visible !== text) cut(known.hash, text);
       return known.visible;
     }
     onTrail = false;
@@ -130,7 +150,7 @@ export function compressContext(
     const key = digest(`${chain}\n${hash}\n${ref}\n${command ?? ""}`);
     let next = outputs.get(key);
     if (next === undefined) {
-      next = compressOne(text, hash, ref, state(), limits, command);
+      next = compressOne(text, hash, ref, state(), limits, command, recall);
       outputs.set(key, next === text ? null : next);
     } else {
       next ??= text;
@@ -139,12 +159,12 @@ export function compressContext(
     done.push({ hash, ref, visible: next });
     trail.steps.push({ hash, ref, visible: next, key });
     chain = key;
-    if (next !== text) changed++;
+    if (next !== text) cut(hash, text);
     return next;
   });
   if (seen) states.set(chain, seen);
   if (trail.texts.length > 0) keepTrail(trail, previous);
-  return { body: out, changed };
+  return { body: out, changed, cuts };
 }
 
 /** One result compressed against what the conversation already shows, and recorded there. */
@@ -155,6 +175,7 @@ function compressOne(
   seen: SeenContent,
   limits: (typeof CONTEXT_LEVELS)[ContextLevel],
   command: string | undefined,
+  recall: boolean,
 ): string {
   let next = text;
   if (text.length >= limits.touchAbove) {
@@ -163,7 +184,10 @@ function compressOne(
       earlier !== undefined
         ? `[terse: same output as tool result ${earlier} above (${text.length} characters)]`
         : shortenResult(seen.replaceRepeatedRuns(text, limits.minRepeatRun), limits, command);
+    if (recall && next !== text) next = nameRecallHandles(text, next, recallHandleOf(hash));
   }
+  // What the conversation shows is remembered, handles and all: a later repeat of it
+  // is found in the shown text, never in a marker.
   seen.remember(hash, next, ref);
   return next;
 }

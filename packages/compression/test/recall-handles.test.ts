@@ -1,0 +1,104 @@
+import { createHash } from "node:crypto";
+import { expect } from "chai";
+import { type CompressionSettings, compressRequest, forgetRemembered, recallHandleOf } from "../src/index.ts";
+import { contextSettings } from "./settings.ts";
+
+// Every cut names the recall handle of its original and, where the cut is whole lines,
+// which lines of the original it stands for; the originals come back with the result.
+
+const withRecall = (level: CompressionSettings["context_compress_level"]): CompressionSettings => ({
+  ...contextSettings(level),
+  recall: true,
+});
+
+/** A log whose every line is unique, so that a range can be checked line by line. */
+const varied = (lines: number) =>
+  Array.from({ length: lines }, (_, i) => `${"abcdefghij"[i % 10]?.repeat(1 + (i % 7))} event ${i} handled`).join("\n");
+
+const session = (results: string[]) => ({
+  model: "claude-test",
+  max_tokens: 100,
+  messages: results.flatMap((r, i) => [
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command: `run ${i}` } }],
+    },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: r }] },
+  ]),
+});
+
+const resultOf = (body: unknown, i: number): string =>
+  (body as { messages: { content: { content: string }[] }[] }).messages[2 * i + 1]?.content[0]?.content ?? "";
+
+const MARKER = /\[terse: [^\]]*?; recall ([0-9a-f]{12})(?: lines (\d+)-(\d+))?\]/g;
+const markersIn = (text: string) =>
+  [...text.matchAll(MARKER)].map((m) => ({ handle: m[1], from: Number(m[2]), to: Number(m[3]) }));
+
+describe("recall handles in cut markers", () => {
+  beforeEach(() => forgetRemembered());
+
+  it("names the handle and the exact lines each cut of a log stands for, and returns the original under that handle", () => {
+    const original = varied(3_000);
+    const out = compressRequest("anthropic", session([original]), withRecall("standard"));
+    const shown = resultOf(out.body, 0);
+    const markers = markersIn(shown);
+    expect(markers).to.have.length.greaterThan(0);
+    const handle = recallHandleOf(createHash("sha1").update(original).digest("base64"));
+    const lines = original.split("\n");
+    const shownLines = new Set(shown.split("\n"));
+    for (const m of markers) {
+      expect(m.handle).to.equal(handle);
+      expect(m.from).to.be.within(1, m.to);
+      // The lines named are cut (none is shown), and the lines either side of the range are shown.
+      for (let n = m.from; n <= m.to; n++) expect(shownLines.has(lines[n - 1] as string), `line ${n}`).to.equal(false);
+      expect(shownLines.has(lines[m.from - 2] as string)).to.equal(true);
+      expect(shownLines.has(lines[m.to] as string)).to.equal(true);
+    }
+    expect([...(out.cuts ?? new Map()).entries()]).to.deep.equal([[handle, original]]);
+  });
+
+  it("names the handle in a reference to an earlier copy, and in a marker inside a JSON array", () => {
+    const repeated = varied(1_000);
+    const json = JSON.stringify(
+      { items: Array.from({ length: 500 }, (_, i) => ({ id: i, name: `item ${i}` })) },
+      null,
+      2,
+    );
+    const out = compressRequest("anthropic", session([repeated, repeated, json]), withRecall("standard"));
+    const reference = resultOf(out.body, 1);
+    expect(reference).to.match(
+      /^\[terse: same output as tool result toolu_0 above \(\d+ characters\); recall [0-9a-f]{12}/,
+    );
+    const shortened = resultOf(out.body, 2);
+    expect(() => JSON.parse(shortened)).not.to.throw();
+    expect(shortened).to.match(/more items omitted; recall [0-9a-f]{12}\]/);
+    expect(out.cuts?.size).to.equal(2); // the repeated text once (content-addressed), the JSON once
+  });
+
+  it("leaves markers plain and returns no originals when recall is off", () => {
+    const out = compressRequest("anthropic", session([varied(3_000)]), contextSettings("standard"));
+    expect(resultOf(out.body, 0)).to.match(/\[terse: \d+ lines omitted/);
+    expect(resultOf(out.body, 0)).not.to.include("; recall ");
+    expect(out.cuts).to.equal(undefined);
+  });
+
+  it("names the same handles in every turn of a session (prefix stability), from memory or cold", () => {
+    const results = [varied(3_000), varied(2_500), varied(4_000)];
+    const first = resultOf(compressRequest("anthropic", session(results.slice(0, 2)), withRecall("standard")).body, 0);
+    const next = compressRequest("anthropic", session(results), withRecall("standard"));
+    expect(resultOf(next.body, 0)).to.equal(first);
+    expect(next.cuts?.size).to.equal(3); // results answered from the last turn's trail are returned too
+    forgetRemembered();
+    expect(resultOf(compressRequest("anthropic", session(results), withRecall("standard")).body, 0)).to.equal(first);
+  });
+
+  it("does not mix the forms with and without handles (one remembered work per mode)", () => {
+    const results = [varied(3_000)];
+    const plain = resultOf(compressRequest("anthropic", session(results), contextSettings("standard")).body, 0);
+    const named = resultOf(compressRequest("anthropic", session(results), withRecall("standard")).body, 0);
+    expect(named).not.to.equal(plain);
+    expect(resultOf(compressRequest("anthropic", session(results), contextSettings("standard")).body, 0)).to.equal(
+      plain,
+    );
+  });
+});
