@@ -1,5 +1,16 @@
 export { countTokensOf, MODELS } from "./catalogue.ts";
-export { exampleOf, offeredTools, type Reply, type ScriptedToolCall, scriptedCallId, toolResultIn } from "./reply.ts";
+export {
+  alongsideCallId,
+  exampleOf,
+  offeredTools,
+  type Reply,
+  resultText,
+  type ScriptedToolCall,
+  scriptedCallId,
+  type ToolCall,
+  toolResultIn,
+  toolResultsIn,
+} from "./reply.ts";
 export { responsesJsonBody, responsesSseEvents } from "./responses-wire.ts";
 export { type Endpoint, type Provider, type Route, routeOf } from "./routes.ts";
 export {
@@ -8,6 +19,7 @@ export {
   type FakeBehaviour,
   type FakeProvider,
   type FakeStats,
+  type NthBehaviour,
   type ReceivedRequest,
   startFakeProvider,
   type UnroutedRequest,

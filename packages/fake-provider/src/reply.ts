@@ -11,7 +11,15 @@ export interface ToolCall {
   arguments: Record<string, unknown>;
 }
 
-export type Reply = { kind: "text"; text: string } | { kind: "tool_call"; call: ToolCall };
+/**
+ * One answer: text, tool calls, or text the model wrote before its calls (the order
+ * every provider writes them in). A text answer has no calls; a call answer with no
+ * text before it has text "".
+ */
+export interface Reply {
+  text: string;
+  calls: ToolCall[];
+}
 
 /**
  * A scripted agent exchange: a request that offers tool `name` and carries no result
@@ -22,12 +30,36 @@ export type Reply = { kind: "text"; text: string } | { kind: "tool_call"; call: 
 export interface ScriptedToolCall {
   name: string;
   arguments: Record<string, unknown>;
+  /** `{result}` in it stands for the text of the call's latest result in the request (what the tool gave back). */
   answer: string;
+  /** Text the model writes before the call, in the same answer. */
+  textBefore?: string;
+  /**
+   * Call again whatever results came back (a model that never stops calling: a round
+   * limit's test). Each call has its own id, so calls and results stay paired.
+   */
+  repeat?: boolean;
+  /**
+   * A call of another tool (the client's own) in the same answer. It is made again in
+   * the answer that follows the scripted call's result, as a model makes a call again
+   * that was dropped, until its own result comes back; then the answer is `answer`.
+   */
+  alongside?: { name: string; arguments: Record<string, unknown> };
 }
 
-/** The id of the scripted call, shaped as each provider's own ids are (Gemini's calls carry none). */
-export function scriptedCallId(endpoint: Endpoint): string {
-  return endpoint === "messages" || endpoint === "count_tokens" ? "toolu_fake_01" : "call_fake_01";
+/**
+ * The id of the scripted call, shaped as each provider's own ids are (Gemini's calls
+ * carry none). `n`: how many of its results the request already carries (a repeating
+ * script's later calls are _02, _03...).
+ */
+export function scriptedCallId(endpoint: Endpoint, n = 0): string {
+  const prefix = endpoint === "messages" || endpoint === "count_tokens" ? "toolu_fake_" : "call_fake_";
+  return `${prefix}${String(n + 1).padStart(2, "0")}`;
+}
+
+/** The id of the `alongside` call. */
+export function alongsideCallId(endpoint: Endpoint): string {
+  return endpoint === "messages" || endpoint === "count_tokens" ? "toolu_fake_alongside" : "call_fake_alongside";
 }
 
 type Body = Record<string, unknown>;
@@ -36,47 +68,106 @@ const isRecord = (v: unknown): v is Body => typeof v === "object" && v !== null 
 const records = (v: unknown): Body[] => (Array.isArray(v) ? v.filter(isRecord) : []);
 
 export function replyTo(endpoint: Endpoint, body: Body, text: string, script: ScriptedToolCall | null): Reply {
-  if (script && toolResultIn(endpoint, body, script) !== undefined) return { kind: "text", text: script.answer };
-  if (script && offeredTools(endpoint, body).includes(script.name)) {
-    return {
-      kind: "tool_call",
-      call: { id: scriptedCallId(endpoint), name: script.name, arguments: script.arguments },
-    };
+  if (script) {
+    const scripted = scriptedReply(endpoint, body, script);
+    if (scripted) return scripted;
   }
   const schema = jsonSchemaOf(endpoint, body);
-  if (schema !== undefined) return { kind: "text", text: JSON.stringify(exampleOf(schema)) };
-  return { kind: "text", text };
+  if (schema !== undefined) return { text: JSON.stringify(exampleOf(schema)), calls: [] };
+  return { text, calls: [] };
+}
+
+/** The scripted exchange's answer to this request, or null where it takes no part (the tool not offered, no result). */
+function scriptedReply(endpoint: Endpoint, body: Body, script: ScriptedToolCall): Reply | null {
+  const results = toolResultsIn(endpoint, body, script);
+  const offered = offeredTools(endpoint, body);
+  const alongside = script.alongside;
+  const alongsideDue =
+    alongside !== undefined &&
+    offered.includes(alongside.name) &&
+    resultsOf(endpoint, body, alongside.name, (id) => id === alongsideCallId(endpoint)).length === 0;
+  const alongsideCall = (): ToolCall[] =>
+    alongside && alongsideDue
+      ? [{ id: alongsideCallId(endpoint), name: alongside.name, arguments: alongside.arguments }]
+      : [];
+  const latest = results[results.length - 1];
+  if (offered.includes(script.name) && (results.length === 0 || script.repeat)) {
+    const call = { id: scriptedCallId(endpoint, results.length), name: script.name, arguments: script.arguments };
+    return { text: script.textBefore ?? "", calls: [call, ...alongsideCall()] };
+  }
+  if (latest === undefined) return null;
+  return { text: script.answer.replaceAll("{result}", resultText(endpoint, latest)), calls: alongsideCall() };
 }
 
 /** The names of the tools a request offers the model. */
 export function offeredTools(endpoint: Endpoint, body: Body): string[] {
   const tools = records(body.tools);
   if (endpoint === "chat.completions") return tools.map((t) => (isRecord(t.function) ? String(t.function.name) : ""));
-  if (endpoint === "generateContent" || endpoint === "streamGenerateContent" || endpoint === "countTokens") {
-    return tools.flatMap((t) => records(t.functionDeclarations).map((f) => String(f.name)));
-  }
+  if (isGemini(endpoint)) return tools.flatMap((t) => records(t.functionDeclarations).map((f) => String(f.name)));
   return tools.map((t) => String(t.name ?? ""));
 }
 
-/** The item of a request that carries the scripted call's result (the whole item: its text is in a different field per format). */
-export function toolResultIn(endpoint: Endpoint, body: Body, script: ScriptedToolCall): unknown {
-  const id = scriptedCallId(endpoint);
+const isGemini = (endpoint: Endpoint) =>
+  endpoint === "generateContent" || endpoint === "streamGenerateContent" || endpoint === "countTokens";
+
+/** Whether `id` is one the scripted call has had (a repeating script numbers its calls). */
+const isScriptedId = (endpoint: Endpoint) => {
+  const pattern = new RegExp(`^${scriptedCallId(endpoint).slice(0, -2)}\\d{2,}$`);
+  return (id: unknown) => typeof id === "string" && pattern.test(id);
+};
+
+/**
+ * The items of a request that carry the scripted call's results, in order (whole items:
+ * their text is in a different field per format). Gemini's calls have no ids: its
+ * results are told by the function's name.
+ */
+export function toolResultsIn(endpoint: Endpoint, body: Body, script: ScriptedToolCall): Body[] {
+  return resultsOf(endpoint, body, script.name, isScriptedId(endpoint));
+}
+
+/** The latest item of a request that carries the scripted call's result, or undefined. */
+export function toolResultIn(endpoint: Endpoint, body: Body, script: ScriptedToolCall): Body | undefined {
+  return toolResultsIn(endpoint, body, script).at(-1);
+}
+
+function resultsOf(endpoint: Endpoint, body: Body, name: string, ofCall: (id: unknown) => boolean): Body[] {
   switch (endpoint) {
     case "chat.completions":
-      return records(body.messages).find((m) => m.role === "tool" && m.tool_call_id === id);
+      return records(body.messages).filter((m) => m.role === "tool" && ofCall(m.tool_call_id));
     case "responses":
-      return records(body.input).find((i) => i.type === "function_call_output" && i.call_id === id);
+      return records(body.input).filter((i) => i.type === "function_call_output" && ofCall(i.call_id));
     case "messages":
     case "count_tokens":
       return records(body.messages)
         .flatMap((m) => records(m.content))
-        .find((c) => c.type === "tool_result" && c.tool_use_id === id);
+        .filter((c) => c.type === "tool_result" && ofCall(c.tool_use_id));
     default:
       return records(body.contents)
         .flatMap((c) => records(c.parts))
-        .find((p) => isRecord(p.functionResponse) && p.functionResponse.name === script.name);
+        .filter((p) => isRecord(p.functionResponse) && p.functionResponse.name === name);
   }
 }
+
+/**
+ * The text of a tool result item: a string, or its text parts joined; Gemini's response
+ * object holding one string is that string, any other is its JSON.
+ */
+export function resultText(endpoint: Endpoint, item: Body): string {
+  if (endpoint === "chat.completions") return textOf(item.content);
+  if (endpoint === "responses") return textOf(item.output);
+  if (endpoint === "messages" || endpoint === "count_tokens") return textOf(item.content);
+  const response = isRecord(item.functionResponse) ? item.functionResponse.response : undefined;
+  const values = isRecord(response) ? Object.values(response) : [];
+  if (values.length === 1 && typeof values[0] === "string") return values[0];
+  return JSON.stringify(response ?? {});
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : records(content)
+        .map((p) => (typeof p.text === "string" ? p.text : ""))
+        .join("");
 
 /** The JSON schema a request asks the answer to follow (`{}` for any JSON), or undefined for free text. */
 function jsonSchemaOf(endpoint: Endpoint, body: Body): unknown {

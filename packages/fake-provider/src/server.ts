@@ -33,13 +33,24 @@ export interface FakeBehaviour {
   text: string;
   /** Delay between SSE events, ms. */
   chunkDelayMs: number;
+  /** Delay before anything of the answer is written (a model slow to start), ms. */
+  firstByteDelayMs: number;
   /** Accept the request and never answer (timeouts, aborts). */
   hang: boolean;
   /** Cut the response after this many SSE events, or halfway through a JSON body. */
   cut: Cut | null;
   /** An agent exchange: a tool call first, then `answer` once its result comes back (see ScriptedToolCall). */
   toolCall: ScriptedToolCall | null;
+  /**
+   * Behaviour for single generation requests, by number (1 for the first one since the
+   * start or the last reset): the second call of a loop failing, cut or slow while the
+   * first is answered as usual. A fault header still applies on top.
+   */
+  nth: Record<number, Partial<NthBehaviour>>;
 }
+
+/** What can differ for one generation request (see FakeBehaviour.nth). */
+export type NthBehaviour = Pick<FakeBehaviour, "status" | "hang" | "cut" | "chunkDelayMs" | "firstByteDelayMs">;
 
 /**
  * How a response is cut: a TCP reset (a crash), a clean close of the connection in the
@@ -73,6 +84,8 @@ const CUT_AFTER_WRITE_MS = 20;
 /** Counters that stay small however long the fake runs (see `record`). */
 export interface FakeStats {
   requests: number;
+  /** Of requests, the generation ones (what FakeBehaviour.nth counts). */
+  generations: number;
   /** Responses the other side closed before they were finished (not the fake's own cuts). */
   closedByPeer: number;
   /** Responses the fake cut on purpose. */
@@ -84,10 +97,14 @@ const DEFAULTS: FakeBehaviour = {
   usage: { input: 11, output: 7 },
   text: "Hello from the fake.",
   chunkDelayMs: 0,
+  firstByteDelayMs: 0,
   hang: false,
   cut: null,
   toolCall: null,
+  nth: {},
 };
+
+const freshStats = (): FakeStats => ({ requests: 0, generations: 0, closedByPeer: 0, cuts: 0 });
 
 export interface FakeProvider {
   url: string;
@@ -121,8 +138,8 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     server: createServer((req, res) => void handle(req, res)),
     received,
     unrouted,
-    stats: { requests: 0, closedByPeer: 0, cuts: 0 },
-    behaviour: { ...DEFAULTS },
+    stats: freshStats(),
+    behaviour: { ...DEFAULTS, usage: { ...DEFAULTS.usage }, nth: {} },
     aborted: new Promise<void>((r) => {
       markAborted = r;
     }),
@@ -130,10 +147,10 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
       Object.assign(fake.behaviour, overrides);
     },
     reset() {
-      fake.behaviour = { ...DEFAULTS, usage: { ...DEFAULTS.usage } };
+      fake.behaviour = { ...DEFAULTS, usage: { ...DEFAULTS.usage }, nth: {} };
       received.length = 0;
       unrouted.length = 0;
-      fake.stats = { requests: 0, closedByPeer: 0, cuts: 0 };
+      fake.stats = freshStats();
       fake.aborted = new Promise<void>((r) => {
         markAborted = r;
       });
@@ -178,7 +195,8 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
         body,
       });
     }
-    const b = { ...fake.behaviour, ...faultOf(req) };
+    const nth = isGeneration(endpoint) ? fake.behaviour.nth[++fake.stats.generations] : undefined;
+    const b = { ...fake.behaviour, ...nth, ...faultOf(req) };
     let cutting = false;
     /**
      * Cuts the response once what was written has had a moment to reach the peer (a
@@ -204,6 +222,8 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
       markAborted();
     });
     if (b.hang) return;
+    if (b.firstByteDelayMs > 0) await new Promise((r) => setTimeout(r, b.firstByteDelayMs));
+    if (res.destroyed) return;
     if (b.status >= 400) {
       res
         .writeHead(b.status, { "content-type": "application/json" })

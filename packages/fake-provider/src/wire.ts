@@ -49,14 +49,14 @@ export function jsonBody(provider: Provider, model: string, reply: Reply, usage:
       type: "message",
       role: "assistant",
       model,
-      content: [anthropicBlock(reply)],
-      stop_reason: reply.kind === "tool_call" ? "tool_use" : "end_turn",
+      content: anthropicBlocks(reply),
+      stop_reason: anthropicStop(reply),
       stop_sequence: null,
       usage: { ...anthropicInput(usage), output_tokens: usage.output },
     };
   }
   return {
-    candidates: [{ content: { role: "model", parts: [geminiPart(reply)] }, finishReason: "STOP", index: 0 }],
+    candidates: [{ content: { role: "model", parts: geminiParts(reply) }, finishReason: "STOP", index: 0 }],
     usageMetadata: geminiUsage(usage, usage.output),
     modelVersion: model,
   };
@@ -64,7 +64,8 @@ export function jsonBody(provider: Provider, model: string, reply: Reply, usage:
 
 /**
  * The SSE events of a streamed answer, one string per event: text in deltas of a word
- * each, a tool call's arguments in two halves (as the real APIs split them).
+ * each, then each tool call with its arguments in two halves (as the real APIs split
+ * and order them).
  */
 export function sseEvents(
   provider: Provider,
@@ -78,8 +79,8 @@ export function sseEvents(
   return geminiEvents(model, reply, usage);
 }
 
-/** Text deltas: one word (with its trailing space) each. */
-export const wordsOf = (text: string): string[] => text.split(/(?<= )/);
+/** Text deltas: one word (with its trailing space) each; none for "". */
+export const wordsOf = (text: string): string[] => text.split(/(?<= )/).filter((word) => word !== "");
 
 /** A tool call's arguments as JSON, in two pieces. */
 export function argumentPieces(call: ToolCall): string[] {
@@ -87,14 +88,21 @@ export function argumentPieces(call: ToolCall): string[] {
   return [json.slice(0, json.length >> 1), json.slice(json.length >> 1)];
 }
 
+/** Whether the answer has a text part: a text answer always (even ""), a call answer when text comes before its calls. */
+export const hasText = (reply: Reply): boolean => reply.calls.length === 0 || reply.text !== "";
+
 function openaiMessage(reply: Reply): Record<string, unknown> {
-  if (reply.kind === "text") return { role: "assistant", content: reply.text, refusal: null };
-  const { id, name } = reply.call;
-  const call = { id, type: "function", function: { name, arguments: JSON.stringify(reply.call.arguments) } };
-  return { role: "assistant", content: null, refusal: null, tool_calls: [call] };
+  const content = hasText(reply) ? reply.text : null;
+  if (reply.calls.length === 0) return { role: "assistant", content, refusal: null };
+  const tool_calls = reply.calls.map(({ id, name, arguments: args }) => ({
+    id,
+    type: "function",
+    function: { name, arguments: JSON.stringify(args) },
+  }));
+  return { role: "assistant", content, refusal: null, tool_calls };
 }
 
-const openaiFinish = (reply: Reply) => (reply.kind === "tool_call" ? "tool_calls" : "stop");
+const openaiFinish = (reply: Reply) => (reply.calls.length > 0 ? "tool_calls" : "stop");
 
 function openaiEvents(model: string, reply: Reply, usage: Usage, includeUsage: boolean): string[] {
   const chunk = (delta: unknown, finish: string | null) =>
@@ -107,16 +115,18 @@ function openaiEvents(model: string, reply: Reply, usage: Usage, includeUsage: b
       ...(includeUsage ? { usage: null } : {}),
     });
   const events: string[] = [];
-  if (reply.kind === "text") {
+  if (hasText(reply)) {
     events.push(chunk({ role: "assistant", content: "" }, null));
     for (const p of wordsOf(reply.text)) events.push(chunk({ content: p }, null));
-  } else {
-    const { id, name } = reply.call;
-    const start = { index: 0, id, type: "function", function: { name, arguments: "" } };
-    events.push(chunk({ role: "assistant", content: null, tool_calls: [start] }, null));
-    for (const p of argumentPieces(reply.call))
-      events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] }, null));
   }
+  reply.calls.forEach((call, index) => {
+    const start = { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } };
+    // The first chunk of an answer opens the assistant's turn; a call after text is a delta of its own.
+    const opening = events.length === 0 ? { role: "assistant", content: null } : {};
+    events.push(chunk({ ...opening, tool_calls: [start] }, null));
+    for (const p of argumentPieces(call))
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: p } }] }, null));
+  });
   events.push(chunk({}, openaiFinish(reply)));
   if (includeUsage) {
     events.push(
@@ -134,10 +144,12 @@ function openaiEvents(model: string, reply: Reply, usage: Usage, includeUsage: b
   return events;
 }
 
-function anthropicBlock(reply: Reply): Record<string, unknown> {
-  if (reply.kind === "text") return { type: "text", text: reply.text };
-  return { type: "tool_use", id: reply.call.id, name: reply.call.name, input: reply.call.arguments };
+function anthropicBlocks(reply: Reply): Record<string, unknown>[] {
+  const text = hasText(reply) ? [{ type: "text", text: reply.text }] : [];
+  return [...text, ...reply.calls.map(({ id, name, arguments: input }) => ({ type: "tool_use", id, name, input }))];
 }
+
+const anthropicStop = (reply: Reply) => (reply.calls.length > 0 ? "tool_use" : "end_turn");
 
 function anthropicEvents(model: string, reply: Reply, usage: Usage): string[] {
   const message = {
@@ -151,19 +163,20 @@ function anthropicEvents(model: string, reply: Reply, usage: Usage): string[] {
     usage: { ...anthropicInput(usage), output_tokens: 1 },
   };
   const events = [sse({ type: "message_start", message }, "message_start")];
-  const delta = (d: unknown) => sse({ type: "content_block_delta", index: 0, delta: d }, "content_block_delta");
-  if (reply.kind === "text") {
-    events.push(
-      sse({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, "content_block_start"),
-    );
-    for (const p of wordsOf(reply.text)) events.push(delta({ type: "text_delta", text: p }));
-  } else {
-    const block = { ...anthropicBlock(reply), input: {} };
-    events.push(sse({ type: "content_block_start", index: 0, content_block: block }, "content_block_start"));
-    for (const p of argumentPieces(reply.call)) events.push(delta({ type: "input_json_delta", partial_json: p }));
-  }
-  events.push(sse({ type: "content_block_stop", index: 0 }, "content_block_stop"));
-  const stop_reason = reply.kind === "tool_call" ? "tool_use" : "end_turn";
+  const delta = (index: number, d: unknown) =>
+    sse({ type: "content_block_delta", index, delta: d }, "content_block_delta");
+  anthropicBlocks(reply).forEach((block, index) => {
+    const start = block.type === "text" ? { ...block, text: "" } : { ...block, input: {} };
+    events.push(sse({ type: "content_block_start", index, content_block: start }, "content_block_start"));
+    if (block.type === "text") {
+      for (const p of wordsOf(reply.text)) events.push(delta(index, { type: "text_delta", text: p }));
+    } else {
+      const call = reply.calls[hasText(reply) ? index - 1 : index] as ToolCall;
+      for (const p of argumentPieces(call)) events.push(delta(index, { type: "input_json_delta", partial_json: p }));
+    }
+    events.push(sse({ type: "content_block_stop", index }, "content_block_stop"));
+  });
+  const stop_reason = anthropicStop(reply);
   events.push(
     sse(
       { type: "message_delta", delta: { stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output } },
@@ -174,9 +187,10 @@ function anthropicEvents(model: string, reply: Reply, usage: Usage): string[] {
   return events;
 }
 
-function geminiPart(reply: Reply): Record<string, unknown> {
-  if (reply.kind === "text") return { text: reply.text };
-  return { functionCall: { name: reply.call.name, args: reply.call.arguments } };
+const geminiCall = (call: ToolCall) => ({ functionCall: { name: call.name, args: call.arguments } });
+
+function geminiParts(reply: Reply): Record<string, unknown>[] {
+  return [...(hasText(reply) ? [{ text: reply.text }] : []), ...reply.calls.map(geminiCall)];
 }
 
 const geminiUsage = (usage: Usage, output: number) => ({
@@ -186,13 +200,18 @@ const geminiUsage = (usage: Usage, output: number) => ({
   ...(usage.cacheRead ? { cachedContentTokenCount: usage.cacheRead } : {}),
 });
 
-/** Every chunk carries usageMetadata, growing; the last one (with finishReason) is the total. */
+/**
+ * A chunk per word of text, then one with every call (as Gemini sends parallel calls);
+ * every chunk carries usageMetadata, growing; the last one (with finishReason) is the total.
+ */
 function geminiEvents(model: string, reply: Reply, usage: Usage): string[] {
-  const parts = reply.kind === "text" ? wordsOf(reply.text).map((text) => ({ text })) : [geminiPart(reply)];
-  return parts.map((part, i) => {
-    const last = i === parts.length - 1;
+  const words = wordsOf(reply.text);
+  const texts = hasText(reply) ? (words.length > 0 ? words : [""]).map((text) => [{ text }]) : [];
+  const chunks = reply.calls.length > 0 ? [...texts, reply.calls.map(geminiCall)] : texts;
+  return chunks.map((parts, i) => {
+    const last = i === chunks.length - 1;
     return sse({
-      candidates: [{ content: { role: "model", parts: [part] }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
+      candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
       usageMetadata: geminiUsage(usage, last ? usage.output : i + 1),
       modelVersion: model,
     });
