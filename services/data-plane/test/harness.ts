@@ -120,17 +120,25 @@ export async function startHarness(
 
 /**
  * The official SDKs pointed at the data plane at `url` with the service key `rawKey` and
- * the test provider key, as a user would set them up (README, docs/agents.md).
+ * the test provider key, as a user would set them up (README, docs/agents.md). `options`:
+ * headers sent with every request, and a fetch of the test's own (to read the raw bytes).
  */
-export function sdkClients(url: string, rawKey: string) {
-  const provider = { "X-Provider-Key": PROVIDER_KEY };
+export function sdkClients(
+  url: string,
+  rawKey: string,
+  options: { headers?: Record<string, string>; fetch?: typeof fetch } = {},
+) {
+  const headers = { "X-Provider-Key": PROVIDER_KEY, ...options.headers };
+  const custom = options.fetch ? { fetch: options.fetch } : {};
   return {
-    openai: () => new OpenAI({ baseURL: `${url}/v1`, apiKey: rawKey, defaultHeaders: provider, maxRetries: 0 }),
-    anthropic: () => new Anthropic({ baseURL: url, authToken: rawKey, defaultHeaders: provider, maxRetries: 0 }),
+    openai: () =>
+      new OpenAI({ baseURL: `${url}/v1`, apiKey: rawKey, defaultHeaders: headers, maxRetries: 0, ...custom }),
+    anthropic: () =>
+      new Anthropic({ baseURL: url, authToken: rawKey, defaultHeaders: headers, maxRetries: 0, ...custom }),
     gemini: () =>
       new GoogleGenAI({
         apiKey: "unused-by-terse",
-        httpOptions: { baseUrl: url, headers: { Authorization: `Bearer ${rawKey}`, ...provider } },
+        httpOptions: { baseUrl: url, headers: { Authorization: `Bearer ${rawKey}`, ...headers }, ...custom },
       }),
   };
 }
