@@ -55,6 +55,20 @@ const HEADERS_WITHIN_REQUEST = {
   path: ["HTTP_HEADERS_TIMEOUT_MS"],
 };
 
+/** Recall (docs/compression.md): the model can fetch back what context compression cut. */
+const recall = {
+  /** Off for the whole deployment: no terse_recall tool, plain cut markers, nothing kept. */
+  RECALL_ENABLED: bool(true),
+  /** How long a cut original is kept after it was last sent or read. */
+  RECALL_TTL_SECONDS: positiveInt(3_600),
+  /** Recall calls terse answers per request; past them the answer goes to the client as it is. */
+  RECALL_MAX_ROUNDS: nonNegativeInt(3),
+  /** The most characters one recall answer returns; a longer part comes in pages (the answer says which lines follow). */
+  RECALL_MAX_CHARS: positiveInt(40_000),
+  /** While terse waits on a recall round, a streamed answer gets a keep-alive this often. */
+  RECALL_KEEPALIVE_MS: positiveInt(5_000),
+};
+
 const grpcTls = {
   /** PEM paths. With all set, the gRPC channel is TLS; without, plaintext on a private network. */
   GRPC_TLS_CERT: optionalString(),
@@ -127,6 +141,7 @@ export const dataPlaneEnv = z
     MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
     /** Usage events held in memory while Redis is unreachable; beyond it the oldest are dropped and counted. */
     USAGE_BUFFER_MAX_EVENTS: positiveInt(100_000),
+    ...recall,
     ...httpShutdown,
   })
   .refine(headersWithinRequest, HEADERS_WITHIN_REQUEST);

@@ -10,6 +10,7 @@ import { createProxyMetrics } from "./http/metrics.ts";
 import { createProxyHandler, pathOf } from "./http/proxy.ts";
 import { newRequestId, sendError } from "./http/respond.ts";
 import { AuthScript } from "./infra/auth-script.ts";
+import { RecallStore } from "./infra/recall-store.ts";
 import { UsagePublisher } from "./infra/usage-publisher.ts";
 
 export interface DataPlane {
@@ -49,7 +50,8 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     dropped: metrics.usageDropped,
   });
   const authenticator = new Authenticator(redis, new AuthScript(redis), quota);
-  const proxy = createProxyHandler({ config, authenticator, publisher, logger, metrics });
+  const recallStore = new RecallStore(redis, config.RECALL_TTL_SECONDS, logger);
+  const proxy = createProxyHandler({ config, authenticator, publisher, logger, metrics, recallStore });
   const lifecycle = { shuttingDown: false };
 
   const server = createServer(httpServerOptions(config), (req, res) => {

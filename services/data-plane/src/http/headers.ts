@@ -19,9 +19,9 @@ const TERSE_CREDENTIALS = new Set(["authorization", "x-provider-key", "x-api-key
 /**
  * Ours to answer, not the upstream's: the proxy read the whole body already (Node sent
  * the 100 Continue), and the body forwarded is a new one, plain (any coding the caller
- * used was undone) and of a known length.
+ * used was undone) and of a known length. `X-Terse-Recall` is a request to terse.
  */
-const ANSWERED_HERE = new Set(["expect", "content-length", "content-encoding"]);
+const ANSWERED_HERE = new Set(["expect", "content-length", "content-encoding", "x-terse-recall"]);
 
 /**
  * The headers the upstream receives: the caller's, less hop-by-hop ones (and those its

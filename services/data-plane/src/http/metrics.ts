@@ -5,6 +5,8 @@ export interface ProxyMetrics {
   registry: Registry;
   refusals: Counter<"code">;
   clientAborts: Counter;
+  /** Recall rounds: upstream calls terse made to continue an answer after a terse_recall call. */
+  recallRounds: Counter;
   usageDropped: Counter;
   usageBuffered: Gauge;
   /** One answered request: its count and duration, by provider and status. */
@@ -79,6 +81,11 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
     clientAborts: new Counter({
       name: "terse_proxy_client_aborts_total",
       help: "Requests whose caller hung up before the answer ended (upstream aborted)",
+      registers: [registry],
+    }),
+    recallRounds: new Counter({
+      name: "terse_recall_rounds_total",
+      help: "Upstream calls terse made to continue an answer after answering the model's terse_recall call",
       registers: [registry],
     }),
     usageDropped: new Counter({

@@ -1,11 +1,13 @@
 import {
   type ClientRequest,
   Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
   type IncomingMessage,
   type OutgoingHttpHeaders,
   type ServerResponse,
 } from "node:http";
-import { Agent as HttpsAgent } from "node:https";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { parse as parseUrl, type UrlWithStringQuery } from "node:url";
 import { type CompressionResult, compressRequest } from "@terse/compression";
@@ -14,7 +16,10 @@ import { ApiError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
 import type { UsageEvent } from "@terse/usage-events";
 import {
+  addUsage,
   type Operation,
+  type RecallFormat,
+  type ReportedUsage,
   type Resolved,
   SseSplitter,
   type UpstreamRequest,
@@ -27,10 +32,12 @@ import { requireModel } from "../domain/model-name.ts";
 import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
 import { UsageTap } from "../domain/usage-tap.ts";
+import type { RecallStore } from "../infra/recall-store.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { CallerGone, readJsonObject } from "./body.ts";
 import { responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
+import { type RecallHost, relayJsonWithRecall, relaySseWithRecall } from "./recall-relay.ts";
 import { CLIENT_CLOSED_REQUEST, newRequestId, sendError } from "./respond.ts";
 
 export interface ProxyDeps {
@@ -39,6 +46,7 @@ export interface ProxyDeps {
   publisher: UsagePublisher;
   logger: Logger;
   metrics: ProxyMetrics;
+  recallStore: RecallStore;
 }
 
 /** Milliseconds spent in each stage before the upstream answered (Server-Timing). */
@@ -69,7 +77,16 @@ interface Exchange {
   payload: Buffer | undefined;
   compression: CompressionResult | undefined;
   timing: Timing;
+  /** Usage of the current upstream round (the only one, unless the model recalled). */
   tap: UsageTap;
+  /** Recall on for this request: the model's terse_recall calls are answered here. */
+  recall: RecallFormat | undefined;
+  /** Recall rounds so far, and the usage of the rounds before the current one. */
+  rounds: number;
+  prior?: { usage: ReportedUsage; estimated: boolean };
+  /** What the current round sent upstream: its body and headers (a recall round sends them again, with more). */
+  sentBody: Record<string, unknown> | undefined;
+  upstreamHeaders?: IncomingHttpHeaders;
   proxyReq?: ClientRequest;
   proxyRes?: IncomingMessage;
   timedOut: boolean;
@@ -151,9 +168,14 @@ export function createProxyHandler(deps: ProxyDeps) {
       const bodyMs = msSince(start) - auth;
       const model = body && op.kind !== "list_models" ? requireModel(adapter.model(body, op)) : undefined;
 
+      const recall = recallFor(adapter, admitted, req.headers, config.RECALL_ENABLED);
       const compressStart = process.hrtime.bigint();
-      const compression = body ? compress(adapter, op, body, admitted, logger, id) : undefined;
-      const sent = (compression?.body as Record<string, unknown> | undefined) ?? body;
+      const compression = body ? compress(adapter, op, body, admitted, logger, id, recall !== undefined) : undefined;
+      let sent = (compression?.body as Record<string, unknown> | undefined) ?? body;
+      // The tool is in every request of the session, cut or not, so the tool list the
+      // provider caches first never changes (count_tokens bodies take no tools everywhere).
+      if (recall && sent && op.kind === "generate") sent = recall.withTool(sent);
+      if (recall && compression?.cuts) deps.recallStore.keep(admitted.key.account_id, compression.cuts);
       const compressionMs = msSince(compressStart);
 
       const providerKey = req.headers["x-provider-key"] as string;
@@ -182,6 +204,9 @@ export function createProxyHandler(deps: ProxyDeps) {
         compression,
         timing: { auth, body: bodyMs, compression: compressionMs },
         tap: new UsageTap(adapter),
+        recall: op.kind === "generate" ? recall : undefined,
+        rounds: 0,
+        sentBody: upstream.body,
         timedOut: false,
         finished: false,
       };
@@ -211,6 +236,7 @@ export function createProxyHandler(deps: ProxyDeps) {
    */
   function forward(ex: Exchange, req: IncomingMessage, res: ServerResponse): void {
     req.headers = upstreamRequestHeaders(req.headers, ex.upstream.headers, ex.payload?.length);
+    if (ex.recall) ex.upstreamHeaders = { ...req.headers };
     const payload = ex.payload;
     proxy.web(
       req,
@@ -253,9 +279,11 @@ export function createProxyHandler(deps: ProxyDeps) {
     const status = proxyRes.statusCode ?? 502;
     const isSse = isEventStream(proxyRes.headers["content-type"]);
     const filter = status < 400 && isSse ? ex.upstream.streamFilter?.() : undefined;
-    const headers = responseHeaders(proxyRes.headers, status >= 400 || filter !== undefined);
+    const recalls = ex.recall !== undefined && status < 400;
+    const headers = responseHeaders(proxyRes.headers, status >= 400 || filter !== undefined || recalls);
     addOwnHeaders(headers, ex);
-    res.writeHead(status, headers);
+    // A JSON answer that may hold a recall call is answered once it is read whole.
+    if (!(recalls && !isSse)) res.writeHead(status, headers);
     // An upstream that dies once its headers are here (reset, closed connection) may end
     // proxyRes without an error on the request, the only thing http-proxy watches: the
     // caller's response would stay open for ever. A body cut short is cut for the caller too.
@@ -263,6 +291,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       if (!proxyRes.complete) onProxyError(ex, res);
     });
     if (status >= 400) relayError(ex, proxyRes, res, status);
+    else if (recalls && isSse) void relaySseWithRecall(recallHost(ex, res), proxyRes, res, filter);
+    else if (recalls) void relayJsonWithRecall(recallHost(ex, res), proxyRes, res, headers);
     else if (isSse) relaySse(ex, proxyRes, res, filter);
     else relayJson(ex, proxyRes, res);
   }
@@ -321,6 +351,61 @@ export function createProxyHandler(deps: ProxyDeps) {
     });
   }
 
+  /** What recall's loop (recall-relay.ts) needs of the exchange. */
+  function recallHost(ex: Exchange, res: ServerResponse): RecallHost {
+    return {
+      format: ex.recall as RecallFormat,
+      accountId: ex.admitted.key.account_id,
+      store: deps.recallStore,
+      maxRounds: config.RECALL_MAX_ROUNDS,
+      maxChars: config.RECALL_MAX_CHARS,
+      keepAliveMs: config.RECALL_KEEPALIVE_MS,
+      request: ex.sentBody ?? {},
+      send: (body) => sendRound(ex, body),
+      startRound(body) {
+        ex.prior = usageSoFar(ex);
+        ex.tap = new UsageTap(ex.adapter);
+        ex.sentBody = body;
+        ex.rounds++;
+        metrics.recallRounds.inc();
+      },
+      observe: (data) => ex.tap.observe(data),
+      usageSoFar: () => usageSoFar(ex).usage,
+      finish: (status) => finish(ex, status),
+      fail: () => onProxyError(ex, res),
+      relayError(proxyRes, status) {
+        ex.proxyRes = proxyRes;
+        const headers = responseHeaders(proxyRes.headers, true);
+        addOwnHeaders(headers, ex);
+        res.writeHead(status, headers);
+        relayError(ex, proxyRes, res, status);
+      },
+      over: () => ex.finished || res.destroyed,
+    };
+  }
+
+  /**
+   * One more upstream call of a recall round: the first round's URL and headers with
+   * the longer body, through the same keep-alive agents and under the same timeouts.
+   */
+  function sendRound(ex: Exchange, body: Record<string, unknown>): Promise<IncomingMessage> {
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const payload = Buffer.from(JSON.stringify(body));
+      const url = new URL(ex.upstream.url);
+      const headers = { ...ex.upstreamHeaders, host: url.host, "content-length": String(payload.length) };
+      const secure = url.protocol === "https:";
+      const options = { method: "POST", headers, agent: secure ? agents["https:"] : agents["http:"] };
+      const upstreamReq = (secure ? httpsRequest : httpRequest)(url, options, (upstreamRes) => {
+        ex.proxyRes = upstreamRes;
+        resolve(upstreamRes);
+      });
+      ex.proxyReq = upstreamReq;
+      upstreamReq.once("socket", () => armTimeouts(ex, upstreamReq));
+      upstreamReq.once("error", reject);
+      upstreamReq.end(payload);
+    });
+  }
+
   /** terse's own headers on a relayed answer, written into the relayed ones (no copy). */
   function addOwnHeaders(h: OutgoingHttpHeaders, ex: Exchange): void {
     h["X-Terse-Request-Id"] = ex.id;
@@ -376,9 +461,9 @@ export function createProxyHandler(deps: ProxyDeps) {
   }
 
   function usageEventOf(ex: Exchange, status: number): UsageEvent {
-    const reported = ex.tap.usage;
-    const input = reported ? reported.input : estimateTokens(requestText(ex.upstream.body));
-    const output = reported ? reported.output : estimateTokens(ex.tap.text);
+    const { usage: reported, estimated } = usageSoFar(ex);
+    const input = reported.input;
+    const output = reported.output;
     const saved = Math.max(0, ex.compression?.input_tokens_saved ?? 0);
     return {
       event_id: ex.id,
@@ -390,10 +475,10 @@ export function createProxyHandler(deps: ProxyDeps) {
       streamed: ex.upstream.streamed,
       input_tokens: input,
       output_tokens: output,
-      cache_read_tokens: reported?.cacheRead ?? 0,
-      cache_write_tokens: reported?.cacheWrite ?? 0,
+      cache_read_tokens: reported.cacheRead,
+      cache_write_tokens: reported.cacheWrite,
       input_tokens_before_compression: input + saved,
-      estimated: reported === undefined,
+      estimated,
       intensity: ex.compression?.intensity ?? null,
       compression_reason: ex.compression ? ex.compression.reason.slice(0, 256) : null,
       latency_ms: Math.round(msSince(ex.start)),
@@ -411,6 +496,39 @@ export function createProxyHandler(deps: ProxyDeps) {
     const status = sendError(res, new ApiError(code), ex.id, logger);
     finish(ex, status);
   }
+}
+
+/**
+ * The usage of every upstream round of the exchange so far: as reported, or for a round
+ * that reported none (an error, a cut, an abort), estimated with the tokenizer from what
+ * was sent and what came back.
+ */
+function usageSoFar(ex: Exchange): { usage: ReportedUsage; estimated: boolean } {
+  const reported = ex.tap.usage;
+  const current = reported ?? {
+    input: estimateTokens(requestText(ex.sentBody)),
+    output: estimateTokens(ex.tap.text),
+    cacheRead: 0,
+    cacheWrite: 0,
+  };
+  if (!ex.prior) return { usage: current, estimated: reported === undefined };
+  return { usage: addUsage(ex.prior.usage, current), estimated: ex.prior.estimated || reported === undefined };
+}
+
+/**
+ * The request's recall format, when recall is on for it: the operator has not turned
+ * it off, the key compresses context (cuts happen), and the caller did not send
+ * `X-Terse-Recall: off`.
+ */
+function recallFor(
+  adapter: WireFormatAdapter,
+  admitted: Admitted,
+  headers: IncomingHttpHeaders,
+  enabled: boolean,
+): RecallFormat | undefined {
+  if (!enabled || !admitted.key.context_compress || !adapter.recall) return undefined;
+  const asked = headers["x-terse-recall"];
+  return typeof asked === "string" && asked.trim().toLowerCase() === "off" ? undefined : adapter.recall;
 }
 
 /** What the one log line and the metrics of a request need. */
@@ -438,6 +556,7 @@ function compress(
   admitted: Admitted,
   logger: Logger,
   id: string,
+  recall: boolean,
 ): CompressionResult | undefined {
   const part = adapter.compressible(body, op);
   if (!part) return undefined;
@@ -449,6 +568,7 @@ function compress(
       smart_detect_enabled: k.smart_detect_enabled,
       context_compress: k.context_compress,
       context_compress_level: k.context_compress_level,
+      recall,
     });
     return { ...result, body: part.put(result.body as Record<string, unknown>) };
   } catch (err) {

@@ -1,0 +1,53 @@
+import type { RecallCall } from "@terse/wire-formats";
+
+// What terse answers one terse_recall call with: the part of the original asked for, or
+// a sentence saying why there is none. Always a tool result the model can read, never
+// an error to the client: a recall that cannot be answered is the model's to work around.
+
+const HANDLE = /^[0-9a-f]{12}$/;
+const LINES = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/;
+
+export interface RecallAsk {
+  handle: string;
+  /** 1-based, inclusive; undefined: the whole text. */
+  from?: number;
+  to?: number;
+}
+
+/** The call's arguments read, or the tool result that says what is wrong with them. */
+export function readRecallCall(call: RecallCall): RecallAsk | string {
+  const handle = typeof call.args.handle === "string" ? call.args.handle.trim().toLowerCase() : "";
+  if (!HANDLE.test(handle)) {
+    return "terse_recall: `handle` must be the 12 hex digits after `recall` in a [terse: ...] marker.";
+  }
+  const lines = call.args.lines;
+  if (lines === undefined || lines === null || lines === "") return { handle };
+  const m = LINES.exec(String(lines));
+  const from = m ? Number(m[1]) : Number.NaN;
+  const to = m?.[2] !== undefined ? Number(m[2]) : from;
+  if (!m || from < 1 || to < from)
+    return `terse_recall: \`lines\` must look like 120-480 (first-last, from 1); got ${JSON.stringify(String(lines).slice(0, 40))}.`;
+  return { handle, from, to };
+}
+
+/** The tool result for `ask` given the original (null: none kept), at most `maxChars` long. */
+export function recallAnswer(ask: RecallAsk, original: string | null, maxChars: number): string {
+  if (original === null) {
+    return `terse_recall: nothing is kept under ${ask.handle} (unknown, or expired after an hour unused). Run the command or read the file again if you need it.`;
+  }
+  const lines = original.split("\n");
+  const from = Math.min(ask.from ?? 1, lines.length);
+  const to = Math.min(ask.to ?? lines.length, lines.length);
+  let text = "";
+  let last = from - 1;
+  for (let n = from; n <= to; n++) {
+    const line = lines[n - 1] as string;
+    if (text.length + line.length + 1 > maxChars && n > from) break;
+    text += n === from ? line : `\n${line}`;
+    last = n;
+  }
+  if (text.length > maxChars) text = text.slice(0, maxChars); // one line longer than the page
+  const more =
+    last < to ? `\n[terse: lines ${last + 1}-${to} follow; recall ${ask.handle} lines ${last + 1}-${to}]` : "";
+  return `${text}${more}`;
+}

@@ -1,0 +1,217 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import {
+  type RecallCall,
+  type RecallFormat,
+  type RecallResult,
+  type ReportedUsage,
+  SseSplitter,
+  type StreamFilter,
+} from "@terse/wire-formats";
+import { readRecallCall, recallAnswer } from "../domain/recall-answer.ts";
+import type { RecallStore } from "../infra/recall-store.ts";
+
+// Recall's loop (issue 18, docs/compression.md): when the model calls terse_recall,
+// terse answers the call itself, appends call and answer to the conversation, calls the
+// upstream again and gives the client the continuation as one response. The wire
+// format's side (where calls are, how a stream continues) is its adapter's RecallFormat;
+// what is here is the same for every format: rounds, limits, keep-alives, faults.
+
+/** What the proxy lends the loop: the exchange's upstream, its usage, its end. */
+export interface RecallHost {
+  format: RecallFormat;
+  accountId: string;
+  store: RecallStore;
+  maxRounds: number;
+  maxChars: number;
+  keepAliveMs: number;
+  /** The request as the upstream received it in the first round. */
+  request: Record<string, unknown>;
+  /** One more upstream call with `body`: its response head, or a rejection (connect error, timeout). */
+  send(body: Record<string, unknown>): Promise<IncomingMessage>;
+  /** A round's answer is in: its usage is folded into the request's, and `body` is what the next round sends. */
+  startRound(body: Record<string, unknown>): void;
+  /** Usage in one JSON answer or SSE event of the current round. */
+  observe(data: unknown): void;
+  /** Every round's usage so far, the current one's as reported or estimated. */
+  usageSoFar(): ReportedUsage;
+  /** The request is over: metered and logged once. */
+  finish(status: number): void;
+  /** The upstream failed (connection, cut, timeout): an error envelope, or a stream ended short. */
+  fail(): void;
+  /** The upstream answered a round with an error status: relayed as the proxy relays any. */
+  relayError(proxyRes: IncomingMessage, status: number): void;
+  /** The client went away or the request was finished otherwise: stop. */
+  over(): boolean;
+}
+
+/** Non-streamed answers are read whole (a recall call may be anywhere in them); past this one is relayed unread. */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A JSON answer: read whole, since whether it goes to the client depends on what it
+ * says. Without a recall call the upstream's bytes go out as they came.
+ */
+export async function relayJsonWithRecall(
+  host: RecallHost,
+  first: IncomingMessage,
+  res: ServerResponse,
+  headers: OutgoingHttpHeaders,
+): Promise<void> {
+  const earlier: Record<string, unknown>[] = [];
+  let request = host.request;
+  let upstream = first;
+  for (let round = 0; ; round++) {
+    const raw = await readAll(upstream).catch(() => undefined);
+    if (raw === undefined) return host.over() ? undefined : host.fail();
+    const answer = raw.length <= MAX_ANSWER_BYTES ? parseObject(raw) : undefined;
+    host.observe(answer);
+    const calls = answer ? host.format.calls(answer) : [];
+    if (!answer || calls.length === 0 || round >= host.maxRounds) {
+      if (round === 0 && calls.length === 0) return send(res, 200, headers, raw, host);
+      let last = answer ?? {};
+      if (calls.length > 0) last = host.format.withoutRecall(last);
+      const merged = earlier.length > 0 ? host.format.merge(earlier, last, host.usageSoFar()) : last;
+      return send(res, 200, headers, Buffer.from(JSON.stringify(merged)), host);
+    }
+    const results = await answerCalls(host, calls);
+    if (host.over()) return;
+    request = host.format.continueWith(request, answer, results);
+    earlier.push(answer);
+    host.startRound(request);
+    upstream = await host.send(request).catch(() => undefined as never);
+    if (!upstream) return host.over() ? undefined : host.fail();
+    const status = upstream.statusCode ?? 502;
+    if (status >= 400) return host.relayError(upstream, status);
+  }
+}
+
+/**
+ * A streamed answer: relayed event by event through the format's RecallStream (which
+ * holds tool-call events to the end of each round), continued in the same stream after
+ * each recall round, with keep-alives while terse waits.
+ */
+export async function relaySseWithRecall(
+  host: RecallHost,
+  first: IncomingMessage,
+  res: ServerResponse,
+  filter: StreamFilter | undefined,
+): Promise<void> {
+  const stream = host.format.stream();
+  const out = (text: string) => write(res, filter ? filter.push(text) : text);
+  let request = host.request;
+  let upstream = first;
+  for (let round = 0; ; round++) {
+    const whole = await pumpEvents(upstream, res, (raw, data) => {
+      host.observe(data);
+      out(stream.push(raw, data));
+    });
+    if (!whole) return host.over() ? undefined : host.fail();
+    const { calls, answer, release } = stream.end();
+    if (calls.length === 0 || round >= host.maxRounds) {
+      out(release);
+      if (filter) write(res, filter.flush());
+      res.end();
+      return host.finish(200);
+    }
+    // Keep-alives go straight to the client: the usage filter has nothing to do with them.
+    write(res, stream.keepAlive);
+    const beat = setInterval(() => write(res, stream.keepAlive), host.keepAliveMs);
+    try {
+      const results = await answerCalls(host, calls);
+      if (host.over()) return;
+      request = host.format.continueWith(request, answer, results);
+      host.startRound(request);
+      stream.nextRound(host.usageSoFar());
+      upstream = await host.send(request).catch(() => undefined as never);
+    } finally {
+      clearInterval(beat);
+    }
+    if (!upstream) return host.over() ? undefined : host.fail();
+    const status = upstream.statusCode ?? 502;
+    if (status >= 400) {
+      upstream.resume();
+      return host.fail();
+    }
+  }
+}
+
+/** Answers each call from the store (a call that cannot be answered gets a tool result saying why). */
+async function answerCalls(host: RecallHost, calls: readonly RecallCall[]): Promise<RecallResult[]> {
+  return Promise.all(
+    calls.map(async (call) => {
+      const ask = readRecallCall(call);
+      if (typeof ask === "string") return { call, text: ask };
+      const original = await host.store.fetch(host.accountId, ask.handle).catch(() => undefined);
+      if (original === undefined) {
+        return {
+          call,
+          text: "terse_recall: the kept text could not be read just now; try again, or read it again at its source.",
+        };
+      }
+      return { call, text: recallAnswer(ask, original, host.maxChars) };
+    }),
+  );
+}
+
+/**
+ * Relays one upstream stream's events to `onEvent`, pausing it while the client cannot
+ * take more; resolves true when it ended whole, false when it was cut.
+ */
+function pumpEvents(
+  upstream: IncomingMessage,
+  res: ServerResponse,
+  onEvent: (raw: string, data: unknown) => void,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    const splitter = new SseSplitter(onEvent);
+    upstream.setEncoding("utf8");
+    upstream.on("data", (chunk: string) => {
+      splitter.push(chunk);
+      if (res.writableNeedDrain) {
+        upstream.pause();
+        res.once("drain", () => upstream.resume());
+      }
+    });
+    upstream.once("end", () => {
+      splitter.flush();
+      resolve(true);
+    });
+    upstream.once("close", () => {
+      if (!upstream.complete) resolve(false);
+    });
+    upstream.once("error", () => resolve(false));
+  });
+}
+
+function readAll(upstream: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    upstream.on("data", (c: Buffer) => chunks.push(c));
+    upstream.once("end", () => resolve(Buffer.concat(chunks)));
+    upstream.once("close", () => {
+      if (!upstream.complete) reject(new Error("upstream body cut"));
+    });
+    upstream.once("error", reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: Buffer, host: RecallHost): void {
+  if (res.destroyed) return;
+  headers["content-length"] = String(body.length);
+  res.writeHead(status, headers);
+  res.end(body);
+  host.finish(status);
+}
+
+function write(res: ServerResponse, text: string): void {
+  if (text.length > 0 && !res.destroyed) res.write(text);
+}
+
+function parseObject(raw: Buffer): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(raw.toString("utf8"));
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+import type { Logger } from "@terse/logger";
+import type { Redis } from "ioredis";
+
+// The originals context compression cut, kept where the model can fetch them back
+// (recall, docs/compression.md). They are the caller's content, treated like the provider
+// key: in Redis under the account, for a limited time, and nowhere else (never logged,
+// never in a metric). Content-addressed: the same output is stored once, however many
+// turns resend it.
+
+/** The Redis key of one original: the account scopes it, so a handle of another account finds nothing. */
+export const recallKey = (accountId: string, handle: string) => `svc:recall:${accountId}:${handle}`;
+
+/** Pattern of every original of one account (removed with the account's keys: the control plane). */
+export const recallPattern = (accountId: string) => `svc:recall:${accountId}:*`;
+
+/** Originals this process wrote lately; bounded, oldest forgotten first. */
+const REMEMBERED_WRITES = 10_000;
+
+export class RecallStore {
+  /** When this process last wrote each original (account:handle), in ms: an agent resends its history every turn. */
+  private readonly written = new Map<string, number>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly ttlSeconds: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Keeps the originals of a request's cuts. Each is written at most once per half
+   * lifetime by this process (its lifetime renewed then), off the request path: the
+   * model can only ask for one after the upstream has answered, and by then the write,
+   * ahead of the read on the same connection, has been applied.
+   */
+  keep(accountId: string, cuts: ReadonlyMap<string, string>, now = Date.now()): void {
+    let pipeline: ReturnType<Redis["pipeline"]> | undefined;
+    for (const [handle, text] of cuts) {
+      const id = `${accountId}:${handle}`;
+      const at = this.written.get(id);
+      if (at !== undefined && now - at < (this.ttlSeconds * 1000) / 2) continue;
+      this.remember(id, now);
+      pipeline ??= this.redis.pipeline();
+      pipeline.set(recallKey(accountId, handle), text, "EX", this.ttlSeconds);
+    }
+    pipeline?.exec().catch((err: unknown) => {
+      // A lost write costs a recall that answers "expired"; never the request.
+      this.logger.warn({ err: errorName(err) }, "recall: keeping cut originals failed");
+    });
+  }
+
+  /** The original under `handle` in the account, its lifetime renewed; null when unknown or expired. */
+  async fetch(accountId: string, handle: string): Promise<string | null> {
+    return this.redis.getex(recallKey(accountId, handle), "EX", this.ttlSeconds);
+  }
+
+  private remember(id: string, now: number): void {
+    this.written.delete(id);
+    this.written.set(id, now);
+    if (this.written.size > REMEMBERED_WRITES) {
+      const oldest = this.written.keys().next().value;
+      if (oldest !== undefined) this.written.delete(oldest);
+    }
+  }
+}
+
+/** An error's name and message only: a Redis error never carries the caller's text, but say so by construction. */
+function errorName(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message.slice(0, 200)}` : "unknown error";
+}
