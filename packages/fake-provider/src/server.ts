@@ -35,6 +35,8 @@ export interface FakeBehaviour {
   chunkDelayMs: number;
   /** Delay before anything of the answer is written (a model slow to start), ms. */
   firstByteDelayMs: number;
+  /** Write nothing of the answer until this settles (a test releases it once it saw what happens meanwhile). */
+  holdUntil: Promise<unknown> | null;
   /** Accept the request and never answer (timeouts, aborts). */
   hang: boolean;
   /** Cut the response after this many SSE events, or halfway through a JSON body. */
@@ -50,7 +52,10 @@ export interface FakeBehaviour {
 }
 
 /** What can differ for one generation request (see FakeBehaviour.nth). */
-export type NthBehaviour = Pick<FakeBehaviour, "status" | "hang" | "cut" | "chunkDelayMs" | "firstByteDelayMs">;
+export type NthBehaviour = Pick<
+  FakeBehaviour,
+  "status" | "hang" | "cut" | "chunkDelayMs" | "firstByteDelayMs" | "holdUntil"
+>;
 
 /**
  * How a response is cut: a TCP reset (a crash), a clean close of the connection in the
@@ -98,6 +103,7 @@ const DEFAULTS: FakeBehaviour = {
   text: "Hello from the fake.",
   chunkDelayMs: 0,
   firstByteDelayMs: 0,
+  holdUntil: null,
   hang: false,
   cut: null,
   toolCall: null,
@@ -223,6 +229,7 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     });
     if (b.hang) return;
     if (b.firstByteDelayMs > 0) await new Promise((r) => setTimeout(r, b.firstByteDelayMs));
+    await b.holdUntil?.catch(() => undefined);
     if (res.destroyed) return;
     if (b.status >= 400) {
       res

@@ -246,5 +246,20 @@ describe("fake provider: scripted tool loops", () => {
       await fake.aborted;
       expect(fake.stats.closedByPeer).to.equal(1);
     });
+
+    it("holds the n-th answer until the test releases it", async () => {
+      let release: () => void = () => undefined;
+      fake.set({ nth: { 2: { holdUntil: new Promise<void>((r) => (release = r)) } } });
+      await ask();
+      let settled = false;
+      const held = ask().finally(() => {
+        settled = true;
+      });
+      await waitFor(() => fake.stats.generations === 2, { what: "the second request at the fake" });
+      expect((await ask()).choices[0]?.message.content).to.equal("Hello from the fake.");
+      expect(settled, "the held answer").to.equal(false);
+      release();
+      expect((await held).choices[0]?.message.content).to.equal("Hello from the fake.");
+    });
   });
 });
