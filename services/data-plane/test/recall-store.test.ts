@@ -1,0 +1,95 @@
+import { randomUUID } from "node:crypto";
+import { createLogger } from "@terse/logger";
+import { testRedisUrl, waitFor } from "@terse/testkit";
+import { expect } from "chai";
+import { Redis } from "ioredis";
+import { readRecallCall, recallAnswer } from "../src/domain/recall-answer.ts";
+import { RecallStore, recallKey } from "../src/infra/recall-store.ts";
+
+// The kept originals of recall, and what a terse_recall call is answered with.
+
+describe("recall store", () => {
+  let redis: Redis;
+  const account = `acct-${randomUUID()}`;
+  const other = `acct-${randomUUID()}`;
+
+  before(async () => {
+    // No flush: other data-plane suites may share this database; every key here is this run's own.
+    redis = new Redis(testRedisUrl("dataPlane"), { maxRetriesPerRequest: 1 });
+  });
+  after(async () => {
+    for (const a of [account, other]) {
+      const names = await redis.keys(`svc:recall:${a}:*`);
+      if (names.length > 0) await redis.unlink(...names);
+    }
+    await redis.quit();
+  });
+
+  it("keeps an original under the account with a lifetime, finds it only there, and renews it on read", async () => {
+    const store = new RecallStore(redis, 60, createLogger({ service: "test", level: "silent" }));
+    store.keep(account, new Map([["0123456789ab", "line 1\nline 2"]]));
+    await waitFor(() => redis.exists(recallKey(account, "0123456789ab")).then((n) => n === 1 || undefined), {
+      timeoutMs: 5_000,
+    });
+    await redis.expire(recallKey(account, "0123456789ab"), 5);
+    expect(await store.fetch(account, "0123456789ab")).to.equal("line 1\nline 2");
+    expect(await redis.ttl(recallKey(account, "0123456789ab"))).to.be.within(50, 60);
+    expect(await store.fetch(other, "0123456789ab")).to.equal(null);
+  });
+
+  it("writes an original resent every turn once per half lifetime, not every turn", async () => {
+    const store = new RecallStore(redis, 60, createLogger({ service: "test", level: "silent" }));
+    const cuts = new Map([["aaaaaaaaaaaa", "x".repeat(1000)]]);
+    const t0 = 1_000_000;
+    store.keep(other, cuts, t0);
+    await waitFor(() => redis.exists(recallKey(other, "aaaaaaaaaaaa")).then((n) => n === 1 || undefined), {
+      timeoutMs: 5_000,
+    });
+    await redis.unlink(recallKey(other, "aaaaaaaaaaaa"));
+    store.keep(other, cuts, t0 + 29_000); // within half the lifetime: not written again
+    store.keep(account, new Map([["bbbbbbbbbbbb", "marker"]]), t0 + 29_000); // a write queued after it, to wait on
+    await waitFor(() => redis.exists(recallKey(account, "bbbbbbbbbbbb")).then((n) => n === 1 || undefined), {
+      timeoutMs: 5_000,
+    });
+    expect(await redis.exists(recallKey(other, "aaaaaaaaaaaa"))).to.equal(0);
+    store.keep(other, cuts, t0 + 31_000); // past it: written (and its lifetime renewed)
+    await waitFor(() => redis.exists(recallKey(other, "aaaaaaaaaaaa")).then((n) => n === 1 || undefined), {
+      timeoutMs: 5_000,
+    });
+  });
+});
+
+describe("recall answers", () => {
+  const original = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join("\n");
+  const call = (args: Record<string, unknown>) => ({ id: "c1", args });
+
+  it("returns the lines asked for, or the whole text", () => {
+    const ask = readRecallCall(call({ handle: "0123456789AB", lines: "10-12" }));
+    expect(ask).to.deep.equal({ handle: "0123456789ab", from: 10, to: 12 });
+    expect(recallAnswer(ask as Exclude<typeof ask, string>, original, 1_000)).to.equal("line 10\nline 11\nline 12");
+    expect(recallAnswer({ handle: "0123456789ab" }, original, 10_000)).to.equal(original);
+    expect(recallAnswer({ handle: "0123456789ab", from: 99, to: 500 }, original, 10_000)).to.equal("line 99\nline 100");
+  });
+
+  it("pages a part longer than the limit, saying which lines follow and how to get them", () => {
+    const out = recallAnswer({ handle: "0123456789ab", from: 1, to: 100 }, original, 40);
+    expect(out.split("\n").slice(0, -1).join("\n").length).to.be.at.most(40);
+    expect(out).to.match(/\[terse: lines (\d+)-100 follow; recall 0123456789ab lines \1-100\]$/);
+  });
+
+  it("says so when nothing is kept, or the arguments are wrong, instead of failing", () => {
+    expect(recallAnswer({ handle: "0123456789ab" }, null, 100)).to.match(/nothing is kept under 0123456789ab/);
+    expect(readRecallCall(call({})))
+      .to.be.a("string")
+      .and.match(/`handle` must be/);
+    expect(readRecallCall(call({ handle: "../../etc" }))).to.be.a("string");
+    expect(readRecallCall(call({ handle: "0123456789ab", lines: "480-120" })))
+      .to.be.a("string")
+      .and.match(/`lines` must/);
+    expect(readRecallCall(call({ handle: "0123456789ab", lines: "7" }))).to.deep.equal({
+      handle: "0123456789ab",
+      from: 7,
+      to: 7,
+    });
+  });
+});
