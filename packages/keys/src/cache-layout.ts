@@ -21,6 +21,14 @@ export const CACHE_GENERATION_KEY = "svc:cache:generation";
  */
 export const CACHE_REWRITE_KEY = `{${CACHE_GENERATION_KEY}}:rewrite`;
 /** Accounts over their monthly token limit, one set per calendar month (UTC). */
+/**
+ * Recall (docs/compression.md): the original of a cut, content-addressed under the
+ * account that sent it. Written and read by the data plane; the control plane removes
+ * an account's when its last key is revoked.
+ */
+export const recallKeyFor = (accountId: string, handle: string) => `svc:recall:${accountId}:${handle}`;
+export const recallPatternOf = (accountId: string) => `svc:recall:${accountId}:*`;
+
 export const quotaExceededKeyFor = (yyyymm: string) => `svc:quota:exceeded:${yyyymm}`;
 /** Pub/sub channel announcing a change to any month's quota set. */
 export const QUOTA_CHANNEL = "svc:quota:changed";

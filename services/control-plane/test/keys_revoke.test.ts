@@ -1,4 +1,4 @@
-import { cacheKeyFor, hashKey } from "@terse/keys";
+import { cacheKeyFor, hashKey, recallKeyFor } from "@terse/keys";
 import { expect } from "chai";
 import { itRejectsBadInput, NOT_JSON, UNKNOWN_FIELD } from "./bad-input.ts";
 import {
@@ -79,6 +79,22 @@ describe("DELETE /v1/auth/keys/{id}", () => {
       const drop = await createKey(h, account, { name: "drop" });
       await revoke(drop.id);
       expect(await h.redis.exists(cacheKeyFor(hashKey(keep.raw_key)))).to.equal(1);
+    });
+
+    it("removes the account's recall originals with its last active key, and only the account's", async () => {
+      const owner = await createAccount(h, "pro");
+      const neighbour = await createAccount(h, "pro");
+      const first = await createKey(h, owner, { name: "first" });
+      const second = await createKey(h, owner, { name: "second" });
+      const texts = [recallKeyFor(owner.id, "0123456789ab"), recallKeyFor(owner.id, "ba9876543210")];
+      const theirs = recallKeyFor(neighbour.id, "0123456789ab");
+      for (const name of [...texts, theirs]) await h.redis.set(name, "cut output", "EX", 3600);
+      const revokeOwn = (id: string) => api<ListedKey>(h, "DELETE", `/v1/auth/keys/${id}`, { token: owner.token });
+      expect((await revokeOwn(first.id)).status).to.equal(200);
+      expect(await h.redis.exists(...texts)).to.equal(2); // another key of the account still uses them
+      expect((await revokeOwn(second.id)).status).to.equal(200);
+      expect(await h.redis.exists(...texts)).to.equal(0);
+      expect(await h.redis.exists(theirs)).to.equal(1);
     });
   });
 });

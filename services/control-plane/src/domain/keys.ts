@@ -110,14 +110,24 @@ export class KeyService {
     );
   }
 
-  /** Soft delete. Revoking a revoked key changes nothing and answers the same record. */
+  /**
+   * Soft delete. Revoking a revoked key changes nothing and answers the same record.
+   * Revoking the account's last active key also removes the recall originals its keys
+   * left in Redis (best effort: they expire on their own within the hour).
+   */
   async revoke(accountId: string, id: string): Promise<ServiceKey> {
-    return this.writeThroughKey(accountId, id, async (tx, current) => {
+    const { record, lastKey } = await this.writeThroughKey(accountId, id, async (tx, current) => {
       const record = current.isActive ? await this.deps.store.revoke(tx, id, this.deps.clock()) : current;
       // Also for an already revoked key: the record must not be in Redis, whatever happened before.
       await this.deps.cache.apply({ remove: [current.keyHash] });
-      return record;
+      return { record, lastKey: (await this.deps.store.countActive(tx, accountId)) === 0 };
     });
+    if (lastKey) {
+      await this.deps.cache.forgetRecallTexts(accountId).catch((err: unknown) => {
+        this.deps.logger.warn({ err }, "removing the account's recall texts failed; they expire on their own");
+      });
+    }
+    return record;
   }
 
   /** Rewrites the cache records of an account's active keys (its plan changed), inside `tx`. */

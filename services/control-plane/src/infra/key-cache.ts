@@ -1,6 +1,13 @@
 import { ApiError } from "@terse/errors";
 import { randomBytes } from "node:crypto";
-import { CACHE_GENERATION_KEY, CACHE_REWRITE_KEY, type CachedKey, cacheKeyFor, encodeCachedKey } from "@terse/keys";
+import {
+  CACHE_GENERATION_KEY,
+  CACHE_REWRITE_KEY,
+  type CachedKey,
+  cacheKeyFor,
+  encodeCachedKey,
+  recallPatternOf,
+} from "@terse/keys";
 import type { Redis } from "ioredis";
 
 // The ONLY writer of the Redis key cache (DESIGN.md section 2). The layout belongs to
@@ -65,6 +72,23 @@ export class KeyCache {
     const pipeline = this.redis.pipeline();
     for (let i = 0; i < names.length; i += 500) pipeline.unlink(...names.slice(i, i + 500));
     await this.run(() => execPipeline(pipeline));
+  }
+
+  /**
+   * Removes the recall originals kept for an account (its last key was revoked: what it
+   * sent through terse goes with it). Returns how many were removed.
+   */
+  async forgetRecallTexts(accountId: string): Promise<number> {
+    let cursor = "0";
+    let removed = 0;
+    do {
+      const [next, names] = await this.run(() =>
+        this.redis.scan(cursor, "MATCH", recallPatternOf(accountId), "COUNT", SCAN_BATCH),
+      );
+      cursor = next;
+      if (names.length > 0) removed += await this.run(() => this.redis.unlink(...names));
+    } while (cursor !== "0");
+    return removed;
   }
 
   /** The Redis key names of every cached key record, in batches as SCAN returns them. */

@@ -1,3 +1,4 @@
+import { recallKeyFor } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { Redis } from "ioredis";
 
@@ -7,11 +8,8 @@ import type { Redis } from "ioredis";
 // never in a metric). Content-addressed: the same output is stored once, however many
 // turns resend it.
 
-/** The Redis key of one original: the account scopes it, so a handle of another account finds nothing. */
-export const recallKey = (accountId: string, handle: string) => `svc:recall:${accountId}:${handle}`;
-
-/** Pattern of every original of one account (removed with the account's keys: the control plane). */
-export const recallPattern = (accountId: string) => `svc:recall:${accountId}:*`;
+/** The Redis key of one original (@terse/keys): the account scopes it, so a handle of another account finds nothing. */
+export const recallKey = recallKeyFor;
 
 /** Originals this process wrote lately; bounded, oldest forgotten first. */
 const REMEMBERED_WRITES = 10_000;
