@@ -481,6 +481,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       estimated,
       intensity: ex.compression?.intensity ?? null,
       compression_reason: ex.compression ? ex.compression.reason.slice(0, 256) : null,
+      recall_rounds: ex.rounds,
       latency_ms: Math.round(msSince(ex.start)),
       started_at: isoTime(ex.startedAt),
     };

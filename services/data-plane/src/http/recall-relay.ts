@@ -65,11 +65,12 @@ export async function relayJsonWithRecall(
     if (raw === undefined) return host.over() ? undefined : host.fail();
     const answer = raw.length <= MAX_ANSWER_BYTES ? parseObject(raw) : undefined;
     host.observe(answer);
-    const calls = answer ? host.format.calls(answer) : [];
-    if (!answer || calls.length === 0 || round >= host.maxRounds) {
+    // Not JSON (or too large to read): nothing to answer in it, relayed as it came.
+    if (!answer) return send(res, 200, headers, raw, host);
+    const calls = host.format.calls(answer);
+    if (calls.length === 0 || round >= host.maxRounds) {
       if (round === 0 && calls.length === 0) return send(res, 200, headers, raw, host);
-      let last = answer ?? {};
-      if (calls.length > 0) last = host.format.withoutRecall(last);
+      const last = calls.length > 0 ? host.format.withoutRecall(answer) : answer;
       const merged = earlier.length > 0 ? host.format.merge(earlier, last, host.usageSoFar()) : last;
       return send(res, 200, headers, Buffer.from(JSON.stringify(merged)), host);
     }
@@ -78,8 +79,9 @@ export async function relayJsonWithRecall(
     request = host.format.continueWith(request, answer, results);
     earlier.push(answer);
     host.startRound(request);
-    upstream = await host.send(request).catch(() => undefined as never);
-    if (!upstream) return host.over() ? undefined : host.fail();
+    const next = await host.send(request).catch(() => undefined);
+    if (!next) return host.over() ? undefined : host.fail();
+    upstream = next;
     const status = upstream.statusCode ?? 502;
     if (status >= 400) return host.relayError(upstream, status);
   }
@@ -116,17 +118,19 @@ export async function relaySseWithRecall(
     // Keep-alives go straight to the client: the usage filter has nothing to do with them.
     write(res, stream.keepAlive);
     const beat = setInterval(() => write(res, stream.keepAlive), host.keepAliveMs);
+    let next: IncomingMessage | undefined;
     try {
       const results = await answerCalls(host, calls);
       if (host.over()) return;
       request = host.format.continueWith(request, answer, results);
       host.startRound(request);
       stream.nextRound(host.usageSoFar());
-      upstream = await host.send(request).catch(() => undefined as never);
+      next = await host.send(request).catch(() => undefined);
     } finally {
       clearInterval(beat);
     }
-    if (!upstream) return host.over() ? undefined : host.fail();
+    if (!next) return host.over() ? undefined : host.fail();
+    upstream = next;
     const status = upstream.statusCode ?? 502;
     if (status >= 400) {
       upstream.resume();
