@@ -2,6 +2,7 @@ import type { Operation, ReportedUsage, WireFormatAdapter } from "../adapter.ts"
 import { isRecord, stringOf } from "../json.ts";
 import { MODELS_PATH } from "../openai-chat/index.ts";
 import { messagesPairing } from "./pairing.ts";
+import { messagesRecall } from "./recall.ts";
 import { anthropicFormat } from "./request-view.ts";
 
 // Anthropic messages (`POST /v1/messages`), its token count (`POST
@@ -78,4 +79,5 @@ export const anthropicMessages: WireFormatAdapter = {
 
   view: anthropicFormat,
   pairing: messagesPairing,
+  recall: messagesRecall,
 };

@@ -1,6 +1,7 @@
 import type { Operation, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, paramsOf, stringOf } from "../json.ts";
 import { geminiPairing } from "./pairing.ts";
+import { geminiRecall } from "./recall.ts";
 import { geminiFormat } from "./request-view.ts";
 
 // Gemini generateContent: terse's own `POST /v1/generateContent` (model and stream in
@@ -116,4 +117,5 @@ export const gemini: WireFormatAdapter = {
 
   view: geminiFormat,
   pairing: geminiPairing,
+  recall: geminiRecall,
 };
