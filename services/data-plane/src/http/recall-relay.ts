@@ -123,8 +123,9 @@ export async function relaySseWithRecall(
       const results = await answerCalls(host, calls);
       if (host.over()) return;
       request = host.format.continueWith(request, answer, results);
-      host.startRound(request);
+      // The rounds so far, before the next one starts (whose usage is not known yet).
       stream.nextRound(host.usageSoFar());
+      host.startRound(request);
       next = await host.send(request).catch(() => undefined);
     } finally {
       clearInterval(beat);
