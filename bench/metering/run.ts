@@ -45,6 +45,7 @@ function event(keyId: string, accountId: string): UsageEvent {
     input_tokens_before_compression: 130,
     cache_read_tokens: 0,
     cache_write_tokens: 0,
+    recall_rounds: 0,
     estimated: false,
     intensity: "full",
     compression_reason: "key setting",

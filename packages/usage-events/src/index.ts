@@ -65,6 +65,12 @@ export const usageEventSchema = z
     latency_ms: count,
     /** ISO 8601. */
     started_at: z.string().datetime({ offset: true }),
+    /**
+     * Recall rounds (issue 18): upstream calls terse made after the first, each to answer
+     * the model's terse_recall call. The token counts above are the sum over every call.
+     * Absent from an older producer: 0.
+     */
+    recall_rounds: count.default(0),
   })
   .strict();
 

@@ -105,6 +105,7 @@ describe("migrated database vs schema.prisma", () => {
       inputTokensBeforeCompression: 30,
       cacheReadTokens: 6,
       cacheWriteTokens: 2,
+      recallRounds: 2,
       estimated: true,
       intensity: "lite",
       compressionReason: "smart detect",

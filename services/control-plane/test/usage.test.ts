@@ -108,6 +108,8 @@ describe("GET /v1/usage", () => {
       input_tokens_before_compression: 330,
       tokens_saved: 80,
       unpriced_requests: 1,
+      recall_rounds: 0,
+      requests_with_recall: 0,
       cost_usd: 0.000035,
       cost_without_terse_usd: 0.000047,
       saved_usd: 0.000012,
@@ -124,6 +126,43 @@ describe("GET /v1/usage", () => {
     expect(byKey.body.data.some((r) => r.key_id === otherKey)).to.equal(false);
     const byModel = await get("?from=2026-11-01&to=2026-11-30&group_by=model");
     expect(byModel.body.data.map((r) => r.model).sort()).to.deep.equal(["claude-test", "gpt-4o-mini"]);
+  });
+
+  it("reports recalls per key: the rounds summed and the requests that recalled", async () => {
+    const account = await createAccount(h, "pro");
+    const agent = (await createKey(h, account, { name: "agent" })).id;
+    const quiet = (await createKey(h, account, { name: "quiet" })).id;
+    const withRounds = (keyId: string, rounds: number) => ({
+      ...event(keyId, account.id, "2026-11-02", 300, 400),
+      recall_rounds: rounds,
+    });
+    const { recall_rounds: _none, ...older } = withRounds(agent, 0);
+    const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+    const out = await recorder.record([
+      withRounds(agent, 2),
+      withRounds(agent, 1),
+      older,
+      withRounds(quiet, 0),
+      withRounds(quiet, -1),
+      withRounds(quiet, 1.5),
+    ]);
+    expect(out.results.map((r) => r.outcome)).to.deep.equal([
+      "INSERTED",
+      "INSERTED",
+      "INSERTED",
+      "INSERTED",
+      "REJECTED",
+      "REJECTED",
+    ]);
+    expect(out.results[4]?.reason).to.match(/^recall_rounds: /);
+    const res = await get("?from=2026-11-01&to=2026-11-30&group_by=key", account.token);
+    expect(res.status).to.equal(200);
+    const byName = new Map(res.body.data.map((r) => [r.key_name, r]));
+    expect(byName.get("agent")).to.include({ requests: 3, recall_rounds: 3, requests_with_recall: 2 });
+    expect(byName.get("quiet")).to.include({ requests: 1, recall_rounds: 0, requests_with_recall: 0 });
+    expect(res.body.totals).to.include({ requests: 4, recall_rounds: 3, requests_with_recall: 2 });
+    const byDay = await get("?from=2026-11-02&to=2026-11-03", account.token);
+    expect(byDay.body.data[0]).to.include({ day: "2026-11-02", recall_rounds: 3, requests_with_recall: 2 });
   });
 
   it("filters by one of the caller's keys, and answers 404 for another account's key", async () => {

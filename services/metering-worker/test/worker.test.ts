@@ -116,6 +116,7 @@ describe("metering worker", function () {
       input_tokens_before_compression: tokens + 2,
       cache_read_tokens: 0,
       cache_write_tokens: 0,
+      recall_rounds: 0,
       estimated: false,
       intensity: "full",
       compression_reason: "key setting",
@@ -209,6 +210,24 @@ describe("metering worker", function () {
     const byId = new Map(rows.map((r) => [r.eventId, r]));
     expect(byId.get(cached.event_id)).to.include({ cacheReadTokens: 400, cacheWriteTokens: 60 });
     expect(byId.get(older.event_id)).to.include({ cacheReadTokens: 0, cacheWriteTokens: 0 });
+  });
+
+  it("carries recall_rounds through gRPC into Postgres; an older producer's event without it records 0", async () => {
+    await startControlPlane();
+    await startWorker();
+    const recalled = event(900, { recall_rounds: 2 });
+    const { recall_rounds: _n, ...older } = event(7);
+    await enqueue([[recalled, older]]);
+    const rows = await waitFor(
+      async () => {
+        const r = await db.usageEvent.findMany({ select: { eventId: true, recallRounds: true } });
+        return r.length === 2 ? r : undefined;
+      },
+      { what: "both events recorded" },
+    );
+    const byId = new Map(rows.map((r) => [r.eventId, r.recallRounds]));
+    expect(byId.get(recalled.event_id)).to.equal(2);
+    expect(byId.get(older.event_id)).to.equal(0);
   });
 
   it("fails malformed events into the failed set with a reason, and records the rest of their batch", async () => {

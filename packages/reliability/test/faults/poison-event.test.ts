@@ -71,6 +71,7 @@ describe("fault: a poison usage event among two accounts' traffic", function () 
       input_tokens_before_compression: 11,
       cache_read_tokens: 0,
       cache_write_tokens: 0,
+      recall_rounds: 0,
       estimated: false,
       intensity: "full",
       compression_reason: "key setting",

@@ -137,17 +137,19 @@ export class UsageRecorder {
           ${e.map((x) => x.input_tokens_before_compression)}::int[], ${e.map((x) => x.estimated)}::bool[],
           ${e.map((x) => x.cache_read_tokens)}::int[], ${e.map((x) => x.cache_write_tokens)}::int[],
           ${e.map((x) => x.intensity)}::text[], ${e.map((x) => x.compression_reason)}::text[],
-          ${e.map((x) => x.latency_ms)}::int[], ${e.map((x) => x.started_at)}::timestamptz[], ${months}::date[])
+          ${e.map((x) => x.latency_ms)}::int[], ${e.map((x) => x.started_at)}::timestamptz[],
+          ${e.map((x) => x.recall_rounds)}::int[], ${months}::date[])
           AS t(event_id, key_id, account_id, provider, model, status, streamed, input_tokens, output_tokens,
-               input_tokens_before_compression, estimated, cache_read_tokens, cache_write_tokens, intensity, compression_reason, latency_ms, started_at, month)
+               input_tokens_before_compression, estimated, cache_read_tokens, cache_write_tokens, intensity, compression_reason,
+               latency_ms, started_at, recall_rounds, month)
       ),
       ins AS (
         INSERT INTO usage_events (event_id, key_id, account_id, provider, model, status, streamed, input_tokens,
           output_tokens, input_tokens_before_compression, estimated, cache_read_tokens, cache_write_tokens, intensity,
-          compression_reason, latency_ms, started_at)
+          compression_reason, latency_ms, started_at, recall_rounds)
         SELECT event_id, key_id, account_id, provider, model, status, streamed, input_tokens, output_tokens,
           input_tokens_before_compression, estimated, cache_read_tokens, cache_write_tokens, intensity, compression_reason,
-          latency_ms, started_at FROM input
+          latency_ms, started_at, recall_rounds FROM input
         ON CONFLICT (event_id) DO NOTHING
         RETURNING event_id
       ),

@@ -28,6 +28,10 @@ export type UsageFigures = {
   tokens_saved: number;
   /** Requests of models the price table does not know: in the token figures, not in the money ones. */
   unpriced_requests: number;
+  /** Upstream calls terse made to answer the model's terse_recall calls (their tokens are in the figures above). */
+  recall_rounds: number;
+  /** Requests with at least one recall round. */
+  requests_with_recall: number;
 } & Money;
 
 export type UsageRow = UsageFigures & {
@@ -57,6 +61,14 @@ interface SqlRow {
   before: bigint;
   cache_read_before: number;
   cache_write_before: number;
+  recall_rounds: bigint;
+  requests_with_recall: bigint;
+}
+
+/** Recall rounds of some requests, and how many of the requests had any. */
+interface Recalls {
+  rounds: number;
+  requests: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -86,9 +98,11 @@ class Figures {
   };
   private money: Money = NO_MONEY;
   private unpriced = 0;
+  private recalls: Recalls = { rounds: 0, requests: 0 };
 
-  add(t: TokenSums, money: Money | undefined): void {
+  add(t: TokenSums, money: Money | undefined, recalls: Recalls): void {
     for (const k of Object.keys(this.t) as (keyof TokenSums)[]) this.t[k] += t[k];
+    this.recalls = { rounds: this.recalls.rounds + recalls.rounds, requests: this.recalls.requests + recalls.requests };
     if (money) this.money = addMoney(this.money, money);
     else this.unpriced += t.requests;
   }
@@ -103,6 +117,8 @@ class Figures {
       input_tokens_before_compression: this.t.before,
       tokens_saved: Math.max(0, this.t.before - this.t.input),
       unpriced_requests: this.unpriced,
+      recall_rounds: this.recalls.rounds,
+      requests_with_recall: this.recalls.requests,
       ...roundMoney(this.money),
     };
   }
@@ -124,10 +140,11 @@ export class UsageReport {
       if (!price) unpriced.add(r.model);
       const tokens = tokensOf(r);
       const money = price ? moneyOf(price, tokens) : undefined;
+      const recalls = { rounds: Number(r.recall_rounds), requests: Number(r.requests_with_recall) };
       const group = groups.get(r.label) ?? new Figures();
       groups.set(r.label, group);
-      group.add(tokens, money);
-      totals.add(tokens, money);
+      group.add(tokens, money, recalls);
+      totals.add(tokens, money, recalls);
     }
     const labelled = [...groups].map(([label, f]) => ({ label, figures: f.figures() }));
     const unpriced_models = [...unpriced].sort();
@@ -160,7 +177,8 @@ export class UsageReport {
              COALESCE(sum(cache_read_tokens), 0) AS cache_read, COALESCE(sum(cache_write_tokens), 0) AS cache_write,
              COALESCE(sum(input_tokens_before_compression), 0) AS before,
              ${scaled(Prisma.sql`cache_read_tokens`)} AS cache_read_before,
-             ${scaled(Prisma.sql`cache_write_tokens`)} AS cache_write_before
+             ${scaled(Prisma.sql`cache_write_tokens`)} AS cache_write_before,
+             COALESCE(sum(recall_rounds), 0) AS recall_rounds, count(*) FILTER (WHERE recall_rounds > 0) AS requests_with_recall
       FROM usage_events
       WHERE account_id = ${q.accountId} AND started_at >= ${q.from} AND started_at < ${q.to} ${keyFilter}
       GROUP BY 1, 2 ORDER BY 1, 2`;

@@ -404,6 +404,7 @@ describe("dashboard: a visit in Chromium", function () {
           // ci-deploy's agent hits the prompt cache for half its input; staging's never does.
           cache_read_tokens: keyId === ciDeploy ? Math.round(before * 0.35) : 0,
           cache_write_tokens: 0,
+          recall_rounds: 0,
           estimated: false,
           intensity: "full",
           compression_reason: null,
@@ -465,6 +466,7 @@ describe("dashboard: a visit in Chromium", function () {
       input_tokens_before_compression: 1_500,
       cache_read_tokens: 0,
       cache_write_tokens: 0,
+      recall_rounds: 0,
       estimated: false,
       intensity: "full" as const,
       compression_reason: null,

@@ -20,6 +20,7 @@ export interface UsageEvent {
   'started_at'?: (string);
   'cache_read_tokens'?: (number | string | Long);
   'cache_write_tokens'?: (number | string | Long);
+  'recall_rounds'?: (number);
 }
 
 export interface UsageEvent__Output {
@@ -40,4 +41,5 @@ export interface UsageEvent__Output {
   'started_at': (string);
   'cache_read_tokens': (number);
   'cache_write_tokens': (number);
+  'recall_rounds': (number);
 }
