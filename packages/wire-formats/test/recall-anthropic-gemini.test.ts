@@ -132,7 +132,7 @@ const A = {
         id,
         type: "message",
         role: "assistant",
-        model: "claude-sonnet-4-5",
+        model: "claude-opus-4-8",
         content: [],
         stop_reason: null,
         stop_sequence: null,
@@ -192,7 +192,7 @@ async function anthropicClient(sent: string) {
   return served(sent, async (url) => {
     const client = new Anthropic({ baseURL: url, apiKey: "test-key", maxRetries: 0 });
     const stream = client.messages.stream({
-      model: "claude-sonnet-4-5",
+      model: "claude-opus-4-8",
       max_tokens: 1024,
       messages: [{ role: "user", content: "What does line 300 say?" }],
     });
@@ -207,7 +207,7 @@ describe("recall in Anthropic messages", () => {
   const recall = recallOf("anthropic");
   const cached = { type: "ephemeral" };
   const request = {
-    model: "claude-sonnet-4-5",
+    model: "claude-opus-4-8",
     max_tokens: 1024,
     tools: [
       { name: "read_file", description: "Read a file", input_schema: { type: "object", properties: {} } },
@@ -225,9 +225,7 @@ describe("recall in Anthropic messages", () => {
       expect(tools.slice(0, 2)).to.deep.equal(request.tools);
       expect(tools[2]).to.have.all.keys("name", "description", "input_schema");
       // Another request of the session, with other messages and no tools of its own.
-      const later = recall.withTool(
-        frozen({ model: "claude-sonnet-4-5", messages: [{ role: "user", content: "hi" }] }),
-      );
+      const later = recall.withTool(frozen({ model: "claude-opus-4-8", messages: [{ role: "user", content: "hi" }] }));
       expect((later.tools as Json[]).map((t) => t.name)).to.deep.equal([RECALL_TOOL_NAME]);
       expect(JSON.stringify((later.tools as Json[])[0])).to.equal(JSON.stringify(tools[2]));
       expect(JSON.stringify(recall.withTool(frozen(request)))).to.equal(JSON.stringify(withTool));
@@ -238,7 +236,7 @@ describe("recall in Anthropic messages", () => {
       id: "msg_01",
       type: "message",
       role: "assistant",
-      model: "claude-sonnet-4-5",
+      model: "claude-opus-4-8",
       content: [
         { type: "thinking", thinking: "The marker names lines 120-480.", signature: "c2lnLTE=" },
         { type: "text", text: "Let me fetch the cut lines." },
@@ -300,7 +298,7 @@ describe("recall in Anthropic messages", () => {
         id: "msg_02",
         type: "message",
         role: "assistant",
-        model: "claude-sonnet-4-5",
+        model: "claude-opus-4-8",
         content: [{ type: "text", text: "Line 300 sets the answer to 42." }],
         stop_reason: "end_turn",
         stop_sequence: null,
