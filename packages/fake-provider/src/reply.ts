@@ -82,12 +82,8 @@ function scriptedReply(endpoint: Endpoint, body: Body, script: ScriptedToolCall)
   const results = toolResultsIn(endpoint, body, script);
   const offered = offeredTools(endpoint, body);
   const alongside = script.alongside;
-  const alongsideDue =
-    alongside !== undefined &&
-    offered.includes(alongside.name) &&
-    resultsOf(endpoint, body, alongside.name, (id) => id === alongsideCallId(endpoint)).length === 0;
   const alongsideCall = (): ToolCall[] =>
-    alongside && alongsideDue
+    alongside && offered.includes(alongside.name) && !alongsideAnswered(endpoint, body, alongside)
       ? [{ id: alongsideCallId(endpoint), name: alongside.name, arguments: alongside.arguments }]
       : [];
   const latest = results[results.length - 1];
@@ -97,6 +93,29 @@ function scriptedReply(endpoint: Endpoint, body: Body, script: ScriptedToolCall)
   }
   if (latest === undefined) return null;
   return { text: script.answer.replaceAll("{result}", resultText(endpoint, latest)), calls: alongsideCall() };
+}
+
+/**
+ * Whether the request carries the result of the `alongside` call. Gemini's calls have no
+ * ids, and the client's tool may have answered earlier calls: there, a result counts
+ * when it follows a model turn that made this very call (its name and arguments).
+ */
+function alongsideAnswered(endpoint: Endpoint, body: Body, alongside: NonNullable<ScriptedToolCall["alongside"]>) {
+  if (!isGemini(endpoint))
+    return resultsOf(endpoint, body, alongside.name, (id) => id === alongsideCallId(endpoint)).length > 0;
+  const contents = records(body.contents);
+  const args = JSON.stringify(alongside.arguments);
+  const made = contents.findIndex((c) =>
+    records(c.parts).some(
+      (p) =>
+        isRecord(p.functionCall) &&
+        p.functionCall.name === alongside.name &&
+        JSON.stringify(p.functionCall.args) === args,
+    ),
+  );
+  return (
+    made >= 0 && resultsOf(endpoint, { contents: contents.slice(made + 1) }, alongside.name, () => true).length > 0
+  );
 }
 
 /** The names of the tools a request offers the model. */

@@ -10,10 +10,14 @@ const RESPONSE_ID = "resp_fake";
 
 type Item = { kind: "text"; id: string; text: string } | { kind: "call"; id: string; call: ToolCall };
 
-/** The answer's output items with their ids (a call's item is named after its call: call_fake_01 in fc_fake_01). */
-function itemsOf(reply: Reply): Item[] {
-  const text: Item[] = hasText(reply) ? [{ kind: "text", id: "msg_fake", text: reply.text }] : [];
-  const calls = reply.calls.map((call): Item => ({ kind: "call", id: call.id.replace(/^call_/, "fc_"), call }));
+/**
+ * The answer's output items with their ids. `answer` numbers the fake's answers: no two
+ * items share an id, as none of the real API's do (a client merging two answers' items,
+ * as terse's recall does, would otherwise see duplicates the SDK refuses).
+ */
+function itemsOf(reply: Reply, answer: number): Item[] {
+  const text: Item[] = hasText(reply) ? [{ kind: "text", id: `msg_fake_${answer}`, text: reply.text }] : [];
+  const calls = reply.calls.map((call, i): Item => ({ kind: "call", id: `fc_fake_${answer}_${i + 1}`, call }));
   return [...text, ...calls];
 }
 
@@ -52,12 +56,12 @@ function responseObject(model: string, output: unknown[], usage: Usage | null, s
   };
 }
 
-export function responsesJsonBody(model: string, reply: Reply, usage: Usage): unknown {
-  const output = itemsOf(reply).map((item) => outputItem(item, "completed"));
+export function responsesJsonBody(model: string, reply: Reply, usage: Usage, answer = 1): unknown {
+  const output = itemsOf(reply, answer).map((item) => outputItem(item, "completed"));
   return responseObject(model, output, usage, "completed");
 }
 
-export function responsesSseEvents(model: string, reply: Reply, usage: Usage): string[] {
+export function responsesSseEvents(model: string, reply: Reply, usage: Usage, answer = 1): string[] {
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>) =>
     sse({ type, sequence_number: sequence++, ...fields }, type);
@@ -65,7 +69,7 @@ export function responsesSseEvents(model: string, reply: Reply, usage: Usage): s
     event("response.created", { response: responseObject(model, [], null, "in_progress") }),
     event("response.in_progress", { response: responseObject(model, [], null, "in_progress") }),
   ];
-  const done = itemsOf(reply).map((item, output_index) => {
+  const done = itemsOf(reply, answer).map((item, output_index) => {
     events.push(event("response.output_item.added", { output_index, item: outputItem(item, "in_progress") }));
     const at = { item_id: item.id, output_index };
     if (item.kind === "call") {

@@ -201,7 +201,9 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
         body,
       });
     }
-    const nth = isGeneration(endpoint) ? fake.behaviour.nth[++fake.stats.generations] : undefined;
+    /** This answer's number among the generation ones (0 for the others): what `nth` picks, and Responses item ids. */
+    const n = isGeneration(endpoint) ? ++fake.stats.generations : 0;
+    const nth = n > 0 ? fake.behaviour.nth[n] : undefined;
     const b = { ...fake.behaviour, ...nth, ...faultOf(req) };
     let cutting = false;
     /**
@@ -243,11 +245,13 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     const reply = replyTo(endpoint, body, b.text, b.toolCall);
     const responses = endpoint === "responses";
     if (!wantsStream(endpoint, body)) {
-      return sendJson(responses ? responsesJsonBody(model, reply, b.usage) : jsonBody(provider, model, reply, b.usage));
+      return sendJson(
+        responses ? responsesJsonBody(model, reply, b.usage, n) : jsonBody(provider, model, reply, b.usage),
+      );
     }
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     const events = responses
-      ? responsesSseEvents(model, reply, b.usage)
+      ? responsesSseEvents(model, reply, b.usage, n)
       : sseEvents(provider, model, reply, b.usage, includeUsage);
     res.writeHead(200, {
       "content-type": "text/event-stream",

@@ -195,6 +195,17 @@ describe("fake provider: scripted tool loops", () => {
     }
   }
 
+  it("gives no two Responses output items the same id, whichever answer they are in", async () => {
+    fake.set({ toolCall: { name: "lookup", arguments: {}, answer: "done", textBefore: "Looking. ", repeat: true } });
+    const client = new OpenAI({ baseURL: `${fake.url}/v1`, apiKey: "sk-fake-key", maxRetries: 0 });
+    const tools = [{ type: "function" as const, strict: false, parameters: {}, ...LOOKUP }];
+    const first = await client.responses.create({ model: "gpt-5.1", input: "Look it up", tools });
+    const second = await client.responses.stream({ model: "gpt-5.1", input: "Look it up", tools }).finalResponse();
+    const ids = [...first.output, ...second.output].map((o) => o.id);
+    expect(ids).to.have.length(4);
+    expect(new Set(ids).size).to.equal(4);
+  });
+
   describe("one request of a loop", () => {
     const chat = () => new OpenAI({ baseURL: `${fake.url}/v1`, apiKey: "sk-fake-key", maxRetries: 0 });
     const ask = (signal?: AbortSignal) =>
