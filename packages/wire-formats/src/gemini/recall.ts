@@ -19,9 +19,24 @@ type Json = Record<string, unknown>;
 
 const recallTool = (): Json => ({
   functionDeclarations: [
-    { name: RECALL_TOOL_NAME, description: RECALL_TOOL_DESCRIPTION, parameters: recallToolParameters() },
+    { name: RECALL_TOOL_NAME, description: RECALL_TOOL_DESCRIPTION, parameters: inCapitals(recallToolParameters()) },
   ],
 });
+
+/**
+ * Gemini's `parameters` is its own Schema (an OpenAPI subset) whose types are an enum
+ * spelt in capitals (OBJECT, STRING): the form every API version and model accepts.
+ */
+function inCapitals(schema: Json): Json {
+  const out: Json = { ...schema };
+  if (typeof out.type === "string") out.type = out.type.toUpperCase();
+  if (isRecord(out.properties)) {
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties).map(([name, sub]) => [name, isRecord(sub) ? inCapitals(sub) : sub]),
+    );
+  }
+  return out;
+}
 
 const declares = (tool: unknown): boolean =>
   isRecord(tool) &&
