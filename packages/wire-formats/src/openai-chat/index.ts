@@ -2,6 +2,7 @@ import type { Operation, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, stringOf } from "../json.ts";
 import { UsageChunkFilter } from "./usage-chunk-filter.ts";
 import { chatPairing } from "./pairing.ts";
+import { chatRecall } from "./recall.ts";
 import { openaiFormat } from "./request-view.ts";
 
 // OpenAI chat completions (`POST /v1/chat/completions`), and the model list every OpenAI
@@ -78,4 +79,5 @@ export const openaiChat: WireFormatAdapter = {
 
   view: openaiFormat,
   pairing: chatPairing,
+  recall: chatRecall,
 };

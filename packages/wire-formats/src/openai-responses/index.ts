@@ -1,6 +1,7 @@
 import type { Operation, ReportedUsage, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, stringOf } from "../json.ts";
 import { responsesPairing } from "./pairing.ts";
+import { responsesRecall } from "./recall.ts";
 import { openaiResponsesFormat } from "./request-view.ts";
 
 // OpenAI's Responses API (`POST /v1/responses`), the only wire of Codex CLI. JSON and SSE
@@ -70,4 +71,5 @@ export const openaiResponses: WireFormatAdapter = {
 
   view: openaiResponsesFormat,
   pairing: responsesPairing,
+  recall: responsesRecall,
 };
