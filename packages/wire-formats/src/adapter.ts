@@ -100,7 +100,7 @@ export interface WireFormatAdapter {
   /** The tool-call pairing rules a (compressed) request must satisfy. */
   readonly pairing: PairingCheck;
   /** Recall: the terse_recall tool, its calls and their answers in this format (recall.ts). */
-  readonly recall?: RecallFormat;
+  readonly recall: RecallFormat;
 }
 
 /** The wire formats terse serves, declared once (the registry in index.ts lists their adapters). */

@@ -527,7 +527,7 @@ function recallFor(
   headers: IncomingHttpHeaders,
   enabled: boolean,
 ): RecallFormat | undefined {
-  if (!enabled || !admitted.key.context_compress || !adapter.recall) return undefined;
+  if (!enabled || !admitted.key.context_compress) return undefined;
   const asked = headers["x-terse-recall"];
   return typeof asked === "string" && asked.trim().toLowerCase() === "off" ? undefined : adapter.recall;
 }
