@@ -29,6 +29,7 @@ import httpProxy from "http-proxy";
 import { type Admitted, AuthCacheDown, type Authenticator, setRateLimitHeaders } from "../domain/authenticate.ts";
 import { setInputTokenHeaders } from "../domain/input-token-headers.ts";
 import { requireModel } from "../domain/model-name.ts";
+import { recallToolTokens } from "../domain/recall-tool.ts";
 import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
 import { UsageTap } from "../domain/usage-tap.ts";
@@ -174,7 +175,11 @@ export function createProxyHandler(deps: ProxyDeps) {
       let sent = (compression?.body as Record<string, unknown> | undefined) ?? body;
       // The tool is in every request of the session, cut or not, so the tool list the
       // provider caches first never changes (count_tokens bodies take no tools everywhere).
-      if (recall && sent && op.kind === "generate") sent = recall.withTool(sent);
+      if (recall && sent && op.kind === "generate") {
+        const declared = recall.withTool(sent);
+        if (declared !== sent && compression) compression.input_tokens_saved -= recallToolTokens(adapter);
+        sent = declared;
+      }
       if (recall && compression?.cuts) deps.recallStore.keep(admitted.key.account_id, compression.cuts);
       const compressionMs = msSince(compressStart);
 
