@@ -62,7 +62,7 @@ const recall = {
   /** How long a cut original is kept after it was last sent or read. */
   RECALL_TTL_SECONDS: positiveInt(3_600),
   /** Recall calls terse answers per request; past them the answer goes to the client as it is. */
-  RECALL_MAX_ROUNDS: nonNegativeInt(3),
+  RECALL_MAX_ROUNDS: positiveInt(3),
   /** The most characters one recall answer returns; a longer part comes in pages (the answer says which lines follow). */
   RECALL_MAX_CHARS: positiveInt(40_000),
   /** While terse waits on a recall round, a streamed answer gets a keep-alive this often. */
