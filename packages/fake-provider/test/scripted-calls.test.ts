@@ -195,6 +195,27 @@ describe("fake provider: scripted tool loops", () => {
     }
   }
 
+  it("streams the text before the call's first event, as the providers order them", async () => {
+    fake.set({ toolCall: { name: "lookup", arguments: { key: "k1" }, answer: "", textBefore: "Looking now. " } });
+    const tools = [{ name: "lookup", parameters: {} }];
+    const requests = [
+      [
+        "/v1/chat/completions",
+        { model: "m", stream: true, messages: [], tools: [{ type: "function", function: tools[0] }] },
+      ],
+      ["/v1/responses", { model: "m", stream: true, input: "hi", tools: [{ type: "function", ...tools[0] }] }],
+      ["/v1/messages", { model: "m", stream: true, messages: [], tools }],
+      ["/v1beta/models/m:streamGenerateContent?alt=sse", { contents: [], tools: [{ functionDeclarations: tools }] }],
+    ] as const;
+    for (const [path, body] of requests) {
+      const raw = await (await fetch(`${fake.url}${path}`, { method: "POST", body: JSON.stringify(body) })).text();
+      const text = raw.indexOf('now. "');
+      const call = raw.indexOf('"lookup"');
+      expect(text, `${path}: the text`).to.be.greaterThan(0);
+      expect(call, `${path}: the call after the text`).to.be.greaterThan(text);
+    }
+  });
+
   it("gives no two Responses output items the same id, whichever answer they are in", async () => {
     fake.set({ toolCall: { name: "lookup", arguments: {}, answer: "done", textBefore: "Looking. ", repeat: true } });
     const client = new OpenAI({ baseURL: `${fake.url}/v1`, apiKey: "sk-fake-key", maxRetries: 0 });
