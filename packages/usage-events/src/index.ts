@@ -55,8 +55,20 @@ export const usageEventSchema = z
     cache_read_tokens: tokenCount.default(0),
     /** Of input_tokens, those the provider wrote to its prompt cache (Anthropic bills them higher). */
     cache_write_tokens: tokenCount.default(0),
-    /** input_tokens plus what compression saved (the tokenizer's estimate of the parts it changed). */
+    /**
+     * The input of the request as the caller sent it, uncompressed, in one upstream call:
+     * the first call's input_tokens plus what compression saved (the tokenizer's estimate
+     * of the parts it changed). Recall rounds are not in it: without terse there are none.
+     */
     input_tokens_before_compression: tokenCount,
+    /**
+     * Estimate: of input_tokens_before_compression, the tokens the provider would have
+     * read from and written to its prompt cache (docs/savings.md: the prefix the previous
+     * request of the session sent counted as cached). Absent from an older producer:
+     * cacheBeforeCompression() takes the compressed request's share instead.
+     */
+    cache_read_tokens_before_compression: tokenCount.optional(),
+    cache_write_tokens_before_compression: tokenCount.optional(),
     /** True when the proxy counted tokens itself (no usage from upstream: error, abort). */
     estimated: z.boolean(),
     /** Response-compression level applied, null when none (structured output, compression off). */
@@ -75,6 +87,19 @@ export const usageEventSchema = z
   .strict();
 
 export type UsageEvent = z.infer<typeof usageEventSchema>;
+
+/**
+ * The prompt-cache split of the request before compression: as the producer estimated
+ * it, or, from an older producer that did not, the compressed request's own share of
+ * cache reads and writes (the estimate terse used before it modelled sessions).
+ */
+export function cacheBeforeCompression(e: UsageEvent): { read: number; write: number } {
+  const before = e.input_tokens_before_compression;
+  const share = (tokens: number) => (e.input_tokens > 0 ? Math.round((tokens * before) / e.input_tokens) : 0);
+  const read = Math.min(before, e.cache_read_tokens_before_compression ?? share(e.cache_read_tokens));
+  const write = Math.min(before - read, e.cache_write_tokens_before_compression ?? share(e.cache_write_tokens));
+  return { read, write };
+}
 
 /** The payload of one `usage-batch` job. */
 export const usageBatchSchema = z.object({ events: z.array(z.unknown()).min(1) });

@@ -26,6 +26,36 @@ export interface RequestFormat {
   mapToolResults: ToolResultMapper;
   /** A new body with `f` applied to the user's and system prompt text (never tool results or assistant turns). */
   mapPromptTexts(body: Record<string, unknown>, f: (text: string) => string): Record<string, unknown>;
+  /**
+   * The newest turn of an agent's session: what the previous request of the session did
+   * not hold (the latest model turn and everything after it), as input parts (the same
+   * objects inputParts gives, so their token counts are shared). Undefined when the
+   * request holds no earlier turn of its own session (its first request). The rest of
+   * the request is the prefix a provider's prompt cache can hold from the previous one.
+   */
+  newestTurn(body: Record<string, unknown>): unknown[] | undefined;
+  /**
+   * How the provider caches a prompt's prefix: by itself ("automatic": OpenAI, Gemini's
+   * implicit cache), or only up to where the request marks it ("marked": Anthropic's
+   * cache_control).
+   */
+  readonly promptCache: "automatic" | "marked";
+}
+
+/**
+ * The items from the latest model turn on: the last run of items `isModelTurn` holds for
+ * (a turn of several items, such as a Responses reasoning item and its tool calls, is
+ * one turn), or undefined when there is none.
+ */
+export function fromLastModelTurn(
+  items: readonly unknown[],
+  isModelTurn: (item: unknown) => boolean,
+): unknown[] | undefined {
+  let i = items.length - 1;
+  while (i >= 0 && !isModelTurn(items[i])) i--;
+  if (i < 0) return undefined;
+  while (i > 0 && isModelTurn(items[i - 1])) i--;
+  return items.slice(i);
 }
 
 /**

@@ -106,6 +106,8 @@ describe("migrated database vs schema.prisma", () => {
       cacheReadTokens: 6,
       cacheWriteTokens: 2,
       recallRounds: 2,
+      cacheReadTokensBeforeCompression: 24,
+      cacheWriteTokensBeforeCompression: 3,
       estimated: true,
       intensity: "lite",
       compressionReason: "smart detect",
@@ -133,5 +135,45 @@ describe("migrated database vs schema.prisma", () => {
       "SELECT indexdef FROM pg_indexes WHERE indexname = 'service_keys_account_id_name_active_key'",
     );
     expect(idx.rows[0]?.indexdef).to.match(/UNIQUE INDEX .* \(account_id, name\) WHERE is_active/);
+  });
+});
+
+describe("migration 20261124110000_usage_cache_before_compression", () => {
+  const NAME = "20261124110000_usage_cache_before_compression";
+  let t: TestDatabase;
+
+  before(async () => {
+    // A database as the migration before it left it, holding events.
+    t = await createTestDatabase("cp_cache_before");
+    await t.query(`ALTER TABLE usage_events DROP COLUMN cache_read_tokens_before_compression,
+      DROP COLUMN cache_write_tokens_before_compression`);
+    await t.query(`DELETE FROM "_prisma_migrations" WHERE migration_name = $1`, [NAME]);
+    await t.query(`INSERT INTO accounts (id, email) VALUES ('acct_old', 'old@example.com')`);
+    await t.query(`INSERT INTO service_keys (id, account_id, name, key_hash, key_prefix, rate_limit_rpm)
+      VALUES ('key_old', 'acct_old', 'old', '${"b".repeat(64)}', 'svc_live_oldoldol', 60)`);
+    const event = (id: string, input: number, before: number, read: number, write: number) =>
+      t.query(
+        `INSERT INTO usage_events (event_id, key_id, account_id, provider, model, status, streamed, input_tokens,
+           output_tokens, input_tokens_before_compression, cache_read_tokens, cache_write_tokens, latency_ms, started_at)
+         VALUES ($1, 'key_old', 'acct_old', 'anthropic', 'claude-sonnet-4-5', 200, false, $2, 5, $3, $4, $5, 1, now())`,
+        [id, input, before, read, write],
+      );
+    await event("evt_cached", 1_000, 1_500, 600, 300);
+    await event("evt_plain", 1_000, 1_200, 0, 0);
+    await event("evt_empty", 0, 0, 0, 0);
+  });
+  after(() => t.drop());
+
+  it("gives the events recorded before it the estimate they had: the compressed request's cache share, grown with it", async () => {
+    expect((await migrate(t.url)).applied).to.deep.equal([NAME]);
+    const rows = await t.query<{ event_id: string; r: number; w: number }>(
+      `SELECT event_id, cache_read_tokens_before_compression AS r, cache_write_tokens_before_compression AS w
+       FROM usage_events ORDER BY event_id`,
+    );
+    expect(rows.rows).to.deep.equal([
+      { event_id: "evt_cached", r: 900, w: 450 },
+      { event_id: "evt_empty", r: 0, w: 0 },
+      { event_id: "evt_plain", r: 0, w: 0 },
+    ]);
   });
 });

@@ -8,12 +8,24 @@ import {
   type MeteringClient,
   type RecordUsageResponse__Output,
 } from "@terse/metering-proto";
-import type { UsageEvent } from "@terse/usage-events";
+import { cacheBeforeCompression, type UsageEvent } from "@terse/usage-events";
 
 /** Every call gets a deadline: a hung control plane must not hang the worker. */
 const CALL_DEADLINE_MS = 10_000;
 /** UNAVAILABLE (control plane restarting, store down) is retried this often, with backoff, before the job itself fails and BullMQ's retry takes over. */
 const UNAVAILABLE_RETRIES = 4;
+
+/** proto3 has no null and no absence: "none" is an empty string, and the cache split before compression is always sent. */
+function toProto(e: UsageEvent) {
+  const cache = cacheBeforeCompression(e);
+  return {
+    ...e,
+    intensity: e.intensity ?? "",
+    compression_reason: e.compression_reason ?? "",
+    cache_read_tokens_before_compression: cache.read,
+    cache_write_tokens_before_compression: cache.write,
+  };
+}
 
 /** The worker's side of the Metering gRPC service. */
 export class MeteringGrpcClient {
@@ -30,13 +42,7 @@ export class MeteringGrpcClient {
     events: UsageEvent[],
     onRetry?: (err: grpc.ServiceError) => void,
   ): Promise<RecordUsageResponse__Output> {
-    const request = {
-      events: events.map((e) => ({
-        ...e,
-        intensity: e.intensity ?? "",
-        compression_reason: e.compression_reason ?? "",
-      })),
-    };
+    const request = { events: events.map(toProto) };
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.call(request);

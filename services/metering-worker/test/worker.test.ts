@@ -230,6 +230,41 @@ describe("metering worker", function () {
     expect(byId.get(older.event_id)).to.equal(0);
   });
 
+  it("carries the cache split before compression into Postgres; an older producer's event gets its cache share grown", async () => {
+    await startControlPlane();
+    await startWorker();
+    const split = event(500, {
+      cache_read_tokens: 100,
+      cache_write_tokens: 50,
+      cache_read_tokens_before_compression: 480,
+      cache_write_tokens_before_compression: 20,
+    });
+    const older = event(500, {
+      cache_read_tokens: 400,
+      cache_write_tokens: 50,
+      input_tokens_before_compression: 1_000,
+    });
+    await enqueue([[split, older]]);
+    const rows = await waitFor(
+      async () => {
+        const r = await db.usageEvent.findMany({
+          select: { eventId: true, cacheReadTokensBeforeCompression: true, cacheWriteTokensBeforeCompression: true },
+        });
+        return r.length === 2 ? r : undefined;
+      },
+      { what: "both events recorded" },
+    );
+    const byId = new Map(rows.map((r) => [r.eventId, r]));
+    expect(byId.get(split.event_id)).to.include({
+      cacheReadTokensBeforeCompression: 480,
+      cacheWriteTokensBeforeCompression: 20,
+    });
+    expect(byId.get(older.event_id)).to.include({
+      cacheReadTokensBeforeCompression: 800,
+      cacheWriteTokensBeforeCompression: 100,
+    });
+  });
+
   it("fails malformed events into the failed set with a reason, and records the rest of their batch", async () => {
     await startControlPlane();
     await startWorker();

@@ -1,4 +1,4 @@
-import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
+import { Actions, fromLastModelTurn, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
@@ -17,6 +17,12 @@ function systemBlocks(system: unknown): unknown[] {
 }
 
 export const anthropicFormat: RequestFormat = {
+  promptCache: "marked",
+
+  newestTurn(body) {
+    return fromLastModelTurn(messagesOf(body), (m) => isRecord(m) && m.role === "assistant");
+  },
+
   structuredOutput(body) {
     const choice = body.tool_choice;
     if (isRecord(choice) && (choice.type === "tool" || choice.type === "any"))

@@ -1,4 +1,4 @@
-import { Actions, isRecord, type RequestFormat, textOf } from "../request-view.ts";
+import { Actions, fromLastModelTurn, isRecord, type RequestFormat, textOf } from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
@@ -29,6 +29,12 @@ function mapResponse(response: unknown, f: (text: string) => string): unknown {
 }
 
 export const geminiFormat: RequestFormat = {
+  promptCache: "automatic",
+
+  newestTurn(body) {
+    return fromLastModelTurn(contentsOf(body), (c) => isRecord(c) && c.role === "model");
+  },
+
   structuredOutput(body) {
     const config = (
       isRecord(body.generationConfig)

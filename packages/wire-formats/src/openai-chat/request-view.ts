@@ -1,4 +1,4 @@
-import { Actions, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
+import { Actions, fromLastModelTurn, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
@@ -11,6 +11,12 @@ import { splitObservation } from "../observation.ts";
 const messagesOf = (body: Record<string, unknown>): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
 
 export const openaiFormat: RequestFormat = {
+  promptCache: "automatic",
+
+  newestTurn(body) {
+    return fromLastModelTurn(messagesOf(body), (m) => isRecord(m) && m.role === "assistant");
+  },
+
   structuredOutput(body) {
     const format = isRecord(body.response_format) ? body.response_format.type : undefined;
     if (format === "json_schema" || format === "json_object") return `structured output (response_format ${format})`;

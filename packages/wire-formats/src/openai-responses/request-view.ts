@@ -1,4 +1,4 @@
-import { Actions, isRecord, type RequestFormat, type ResultTransform } from "../request-view.ts";
+import { Actions, fromLastModelTurn, isRecord, type RequestFormat, type ResultTransform } from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // OpenAI Responses API: `instructions` is the system slot; `input` is a string or a list
@@ -58,7 +58,27 @@ function withItems(body: Record<string, unknown>, items: unknown[], original: un
   return { ...body, input: items };
 }
 
+/** An item the model wrote: an assistant message, a tool call, its reasoning. */
+const MODEL_ITEM_TYPES = new Set([
+  "function_call",
+  "reasoning",
+  "custom_tool_call",
+  "local_shell_call",
+  "web_search_call",
+]);
+const isModelItem = (item: unknown): boolean =>
+  isRecord(item) && ((isMessage(item) && item.role === "assistant") || MODEL_ITEM_TYPES.has(String(item.type)));
+
 export const openaiResponsesFormat: RequestFormat = {
+  promptCache: "automatic",
+
+  newestTurn(body) {
+    const items = itemsOf(body);
+    // With previous_response_id the earlier turns are the provider's, not in `input`:
+    // every item sent is new.
+    return fromLastModelTurn(items, isModelItem) ?? (typeof body.previous_response_id === "string" ? items : undefined);
+  },
+
   structuredOutput(body) {
     const text = isRecord(body.text) ? body.text : {};
     const format = isRecord(text.format) ? text.format.type : undefined;

@@ -81,8 +81,9 @@ export function savingsSection(api: Api): SavingsSection {
     about.textContent =
       `Prices: the providers' list prices as of ${r.money.prices_as_of} unless your operator changed them. ` +
       "“Without terse” and “saved” are estimates: the input before compression is terse's tokenizer count of " +
-      "what compression removed, added to what the provider billed, with the same share of it read from and " +
-      "written to the prompt cache; output is taken as it was. Cost is what the providers reported, at those prices.";
+      "what compression removed, added to what the provider billed, with the part the previous request of the " +
+      "session sent read from the prompt cache (so a compression that broke the cache shows as a loss); output is " +
+      "taken as it was. Cost is what the providers reported, at those prices.";
   }
 
   function drawChart(data: UsageDay[]): number {

@@ -6,14 +6,15 @@ import type { ModelPrice } from "@terse/prices";
 // What a request cost is exact given the price: each input part at its own rate (fresh,
 // read from the cache, written to it), output at the output rate.
 //
-// What it would have cost without terse is an ESTIMATE. The request before compression
-// had input + saved tokens (saved: the tokenizer's count of what compression removed, less
-// what it added). The provider's cache would have held the same share of it: terse keeps
-// the prefix a cache matches stable (docs/compression.md, "prefix-stable pairs"), so the
-// parts read from and written to the cache grow with the request, by before/input, and
-// the rest is fresh input. Output is taken as it was (shorter answers are not counted as
-// savings). Cache writes are priced on both sides, so what compression made the provider
-// write beyond that is already subtracted from the savings.
+// What it would have cost without terse is an ESTIMATE, priced from the split the data
+// plane stored per request (its domain/without-terse.ts): the input uncompressed (the
+// provider's count plus what compression saved, one upstream call), and of it what the
+// provider's cache would have held: the request minus its newest turn, which the previous
+// request of the session sent, read from the cache; the rest written where the request
+// marks it (Anthropic). The compressed request is priced as the provider billed it, so a
+// prefix compression broke (fewer reads, more writes) is charged to terse, and recall
+// rounds are terse's cost. Output is taken as it was (shorter answers are not counted as
+// savings).
 
 /** Token sums of some requests of one model, as stored, plus the estimate's cache parts before compression. */
 export interface TokenSums {
@@ -24,7 +25,7 @@ export interface TokenSums {
   cacheWrite: number;
   /** Input tokens before compression (input + saved). */
   before: number;
-  /** Of `before`, the estimated parts read from and written to the cache (summed per request). */
+  /** Of `before`, the estimated parts read from and written to the cache (as stored per request). */
   cacheReadBefore: number;
   cacheWriteBefore: number;
 }

@@ -1,6 +1,6 @@
 import type { PlanName, Plans } from "@terse/config";
 import type { Db } from "@terse/db";
-import { type UsageEvent, usageEventSchema } from "@terse/usage-events";
+import { cacheBeforeCompression, type UsageEvent, usageEventSchema } from "@terse/usage-events";
 import { isDataRefused, refusalReason } from "../infra/db-errors.ts";
 
 // Exactly-once usage records (issue 4): events are inserted by event_id with
@@ -128,6 +128,7 @@ export class UsageRecorder {
   private async insert(rows: Row[]): Promise<string[]> {
     const e = rows.map((r) => r.event);
     const months = rows.map((r) => r.month);
+    const cacheBefore = e.map(cacheBeforeCompression);
     const inserted = await this.db.$queryRaw<{ event_id: string }[]>`
       WITH input AS (
         SELECT * FROM unnest(
@@ -138,18 +139,22 @@ export class UsageRecorder {
           ${e.map((x) => x.cache_read_tokens)}::int[], ${e.map((x) => x.cache_write_tokens)}::int[],
           ${e.map((x) => x.intensity)}::text[], ${e.map((x) => x.compression_reason)}::text[],
           ${e.map((x) => x.latency_ms)}::int[], ${e.map((x) => x.started_at)}::timestamptz[],
-          ${e.map((x) => x.recall_rounds)}::int[], ${months}::date[])
+          ${e.map((x) => x.recall_rounds)}::int[], ${cacheBefore.map((c) => c.read)}::int[],
+          ${cacheBefore.map((c) => c.write)}::int[], ${months}::date[])
           AS t(event_id, key_id, account_id, provider, model, status, streamed, input_tokens, output_tokens,
                input_tokens_before_compression, estimated, cache_read_tokens, cache_write_tokens, intensity, compression_reason,
-               latency_ms, started_at, recall_rounds, month)
+               latency_ms, started_at, recall_rounds, cache_read_tokens_before_compression,
+               cache_write_tokens_before_compression, month)
       ),
       ins AS (
         INSERT INTO usage_events (event_id, key_id, account_id, provider, model, status, streamed, input_tokens,
           output_tokens, input_tokens_before_compression, estimated, cache_read_tokens, cache_write_tokens, intensity,
-          compression_reason, latency_ms, started_at, recall_rounds)
+          compression_reason, latency_ms, started_at, recall_rounds, cache_read_tokens_before_compression,
+          cache_write_tokens_before_compression)
         SELECT event_id, key_id, account_id, provider, model, status, streamed, input_tokens, output_tokens,
           input_tokens_before_compression, estimated, cache_read_tokens, cache_write_tokens, intensity, compression_reason,
-          latency_ms, started_at, recall_rounds FROM input
+          latency_ms, started_at, recall_rounds, cache_read_tokens_before_compression,
+          cache_write_tokens_before_compression FROM input
         ON CONFLICT (event_id) DO NOTHING
         RETURNING event_id
       ),

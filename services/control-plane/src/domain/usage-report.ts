@@ -59,8 +59,8 @@ interface SqlRow {
   cache_read: bigint;
   cache_write: bigint;
   before: bigint;
-  cache_read_before: number;
-  cache_write_before: number;
+  cache_read_before: bigint;
+  cache_write_before: bigint;
   recall_rounds: bigint;
   requests_with_recall: bigint;
 }
@@ -80,8 +80,8 @@ const tokensOf = (r: SqlRow): TokenSums => ({
   cacheRead: Number(r.cache_read),
   cacheWrite: Number(r.cache_write),
   before: Number(r.before),
-  cacheReadBefore: r.cache_read_before,
-  cacheWriteBefore: r.cache_write_before,
+  cacheReadBefore: Number(r.cache_read_before),
+  cacheWriteBefore: Number(r.cache_write_before),
 });
 
 /** Sums of several groups, in the shape the API answers. */
@@ -157,10 +157,7 @@ export class UsageReport {
     return { data: await this.withKeyNames(q.accountId, labelled), totals: totals.figures(), unpriced_models };
   }
 
-  /**
-   * Token sums per label and model (money needs the model's price). The estimate's cache
-   * parts before compression are scaled per request, by its own before/input, then summed.
-   */
+  /** Token sums per label and model (money needs the model's price). */
   private sums(q: UsageQuery): Promise<SqlRow[]> {
     const label = {
       day: Prisma.sql`to_char(date_trunc('day', started_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD')`,
@@ -168,16 +165,13 @@ export class UsageReport {
       model: Prisma.sql`model`,
     }[q.groupBy];
     const keyFilter = q.keyId ? Prisma.sql`AND key_id = ${q.keyId}` : Prisma.empty;
-    const scaled = (column: Prisma.Sql) =>
-      Prisma.sql`COALESCE(sum(CASE WHEN input_tokens > 0
-        THEN ${column}::float8 * input_tokens_before_compression / input_tokens ELSE 0 END), 0)::float8`;
     return this.db.$queryRaw<SqlRow[]>`
       SELECT ${label} AS label, model, count(*) AS requests,
              COALESCE(sum(input_tokens), 0) AS input_tokens, COALESCE(sum(output_tokens), 0) AS output_tokens,
              COALESCE(sum(cache_read_tokens), 0) AS cache_read, COALESCE(sum(cache_write_tokens), 0) AS cache_write,
              COALESCE(sum(input_tokens_before_compression), 0) AS before,
-             ${scaled(Prisma.sql`cache_read_tokens`)} AS cache_read_before,
-             ${scaled(Prisma.sql`cache_write_tokens`)} AS cache_write_before,
+             COALESCE(sum(cache_read_tokens_before_compression), 0) AS cache_read_before,
+             COALESCE(sum(cache_write_tokens_before_compression), 0) AS cache_write_before,
              COALESCE(sum(recall_rounds), 0) AS recall_rounds, count(*) FILTER (WHERE recall_rounds > 0) AS requests_with_recall
       FROM usage_events
       WHERE account_id = ${q.accountId} AND started_at >= ${q.from} AND started_at < ${q.to} ${keyFilter}

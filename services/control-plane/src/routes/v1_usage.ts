@@ -59,8 +59,9 @@ export function register(app: Express, ctx: AppContext): void {
     prices_source: prices.source,
     estimate:
       "cost_without_terse_usd and saved_usd are estimates: the request before compression is the tokenizer's count " +
-      "of what compression removed added to the provider's input count, its cached share taken as the compressed " +
-      "request's; cost_usd is the providers' reported tokens at the table's prices.",
+      "of what compression removed added to the provider's input count, with the part the previous request of its " +
+      "session sent counted as read from the provider's prompt cache; cost_usd is the providers' reported tokens " +
+      "(every upstream call, recall rounds included) at the table's prices.",
   };
   app.get("/v1/usage", ctx.requireAccount, async (req: Request, res: Response) => {
     const account = accountOf(req);

@@ -21,6 +21,8 @@ export interface UsageEvent {
   'cache_read_tokens'?: (number | string | Long);
   'cache_write_tokens'?: (number | string | Long);
   'recall_rounds'?: (number);
+  'cache_read_tokens_before_compression'?: (number | string | Long);
+  'cache_write_tokens_before_compression'?: (number | string | Long);
 }
 
 export interface UsageEvent__Output {
@@ -42,4 +44,6 @@ export interface UsageEvent__Output {
   'cache_read_tokens': (number);
   'cache_write_tokens': (number);
   'recall_rounds': (number);
+  'cache_read_tokens_before_compression': (number);
+  'cache_write_tokens_before_compression': (number);
 }
