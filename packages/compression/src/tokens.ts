@@ -92,9 +92,10 @@ export function countContentTokens(content: unknown): number {
     return n;
   }
   if (typeof content === "object" && content !== null) {
+    // for-in over a parsed JSON object (own, enumerable keys only): no entries array per object.
+    const record = content as Record<string, unknown>;
     let n = CONTAINER_OVERHEAD;
-    for (const [key, value] of Object.entries(content))
-      n += textTokens(key) + FIELD_OVERHEAD + countContentTokens(value);
+    for (const key in record) n += textTokens(key) + FIELD_OVERHEAD + countContentTokens(record[key]);
     return n;
   }
   return content === undefined || content === null ? 0 : textTokens(String(content));

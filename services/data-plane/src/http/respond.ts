@@ -1,11 +1,27 @@
-import { randomUUID } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { ApiError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
 
-/** The id of one request, in X-Terse-Request-Id, the logs and the usage event. */
+/** Ids drawn per refill of the random pool. */
+const IDS_PER_POOL = 256;
+const ID_BYTES = 16;
+const pool = Buffer.alloc(IDS_PER_POOL * ID_BYTES);
+let next = IDS_PER_POOL;
+
+/**
+ * The id of one request, in X-Terse-Request-Id, the logs and the usage event (whose
+ * event_id the metering path deduplicates on): 128 random bits in hex. Drawn from a pool
+ * refilled every 256 ids, as randomUUID draws from its own, but without the UUID's
+ * dashes to format and strip again on every request.
+ */
 export function newRequestId(): string {
-  return `req_${randomUUID().replaceAll("-", "")}`;
+  if (next === IDS_PER_POOL) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  const at = next++ * ID_BYTES;
+  return `req_${pool.toString("hex", at, at + ID_BYTES)}`;
 }
 
 /**

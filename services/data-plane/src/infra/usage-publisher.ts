@@ -7,7 +7,10 @@ import type { Counter } from "prom-client";
 export interface UsagePublisherOptions {
   /** Events held while Redis is unreachable; past it the oldest are dropped and counted. */
   maxBuffered: number;
-  /** A batch is sent when it reaches this many events... */
+  /**
+   * A batch is sent when it reaches this many events (default 500, what the metering
+   * worker submits to the control plane in one call)...
+   */
   batchSize?: number;
   /**
    * ...or this long after its first event (default 50 ms). A BullMQ add costs the proxy
@@ -49,7 +52,10 @@ export class UsagePublisher {
       },
     });
     this.queue.on("error", () => undefined); // connection errors surface in send(); avoid an unhandled 'error'
-    this.batchSize = options.batchSize ?? 100;
+    // Below 10,000 requests/s the 50 ms timer, not the size, closes a batch: one add per
+    // 50 ms whatever the rate. An add costs some 250 µs plus 2.4 µs per event (JSON, msgpack,
+    // the socket): at 100 a batch, the fixed part was 2.5 µs per request.
+    this.batchSize = options.batchSize ?? 500;
     this.flushMs = options.flushMs ?? 50;
   }
 
