@@ -1,9 +1,18 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { type Intensity, instructionFor } from "@terse/compression";
-import { type Endpoint, type ReceivedRequest, type ScriptedToolCall, toolResultIn } from "@terse/fake-provider";
-import { type Rig, startRig } from "@terse/reliability";
+import {
+  type Endpoint,
+  type ReceivedRequest,
+  type ScriptedToolCall,
+  resultText,
+  toolResultIn,
+} from "@terse/fake-provider";
+import { type Account, type CreatedKey, type Rig, startRig } from "@terse/reliability";
 import { REPO_ROOT, startProcess, waitFor } from "@terse/testkit";
 import { expect } from "chai";
 
@@ -24,6 +33,8 @@ const AGENT_RUN_MS = 150_000;
 
 export interface AgentRig {
   rig: Rig;
+  /** The account the keys are made in, signed in. */
+  account: Account;
   serviceKey: string;
   keyId: string;
   close(): Promise<void>;
@@ -36,7 +47,7 @@ async function startAgentRig(label: string): Promise<AgentRig> {
   try {
     const account = await rig.system.createAccount(`${label}@example.com`);
     const key = await rig.system.createKey(account, label);
-    return { rig, serviceKey: key.raw_key, keyId: key.id, close: () => rig.close() };
+    return { rig, account, serviceKey: key.raw_key, keyId: key.id, close: () => rig.close() };
   } catch (err) {
     await rig.close();
     throw err;
@@ -224,14 +235,14 @@ function answers(agent: AgentRig): AnswerLine[] {
 }
 
 /**
- * terse answered everything the agent sent with a success (no 404 for an endpoint it
- * lacks, no 4xx from a check). Log lines reach stdout in batches (packages/logger): the
- * line of every forwarded request is waited for.
+ * terse answered everything the agent sent (its answers from the `since`th on) with a
+ * success (no 404 for an endpoint it lacks, no 4xx from a check). Log lines reach stdout
+ * in batches (packages/logger): the line of every forwarded request is waited for.
  */
-async function expectEveryAnswerOk(agent: AgentRig, forwarded: number): Promise<void> {
+async function expectEveryAnswerOk(agent: AgentRig, forwarded: number, since = 0): Promise<void> {
   const lines = await waitFor(
     () => {
-      const found = answers(agent);
+      const found = answers(agent).slice(since);
       return found.length >= forwarded && found;
     },
     { what: `a log line for each of the ${forwarded} forwarded requests` },
@@ -263,4 +274,190 @@ async function expectUsageRecorded(agent: AgentRig, received: readonly ReceivedR
   expect(recorded.byStatus).to.deep.equal({ 200: calls });
   expect(recorded.estimated).to.equal(0);
   expect(recorded.tokens).to.equal(calls * perCall);
+}
+
+// Recall (issue 18): a key with context compression on gets terse_recall among its tools;
+// when the model calls it, terse answers the call from the original it kept, asks the
+// upstream again and gives the CLI one answer. The original is put in Redis where the data
+// plane keeps one (recallKeyFor in @terse/keys), so the test knows its handle and lines
+// without a cut having to happen first.
+
+export const RECALL = "terse_recall";
+
+/** What the fake answers once the call's result is in: the recalled lines quoted. */
+const RECALL_ANSWER = "The recalled line says: {result}";
+
+/** The lines of the kept original the model asks for (1-based, inclusive). */
+const RECALL_LINES = { from: 17, to: 18 };
+
+const exec = promisify(execFile);
+
+/** A recall exchange set up for one CLI run. */
+export interface RecallCase {
+  /** A key of the rig's account with context compression on. */
+  key: CreatedKey;
+  script: ScriptedToolCall;
+  /** The lines asked for, as terse must return them. */
+  recalled: string;
+  /** The lines either side of them: never returned. */
+  around: string[];
+  /** What the CLI must answer: the fake's answer with the recalled lines in it. */
+  answer: string;
+  /** The data plane's answers logged before the run (the suite's earlier tests made them). */
+  answersBefore: number;
+}
+
+/** The account's id: its access token's subject. */
+function accountIdOf(account: Account): string {
+  const payload = account.token.split(".")[1] ?? "";
+  return (JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { sub: string }).sub;
+}
+
+/** A new key of the rig's account with context compression turned on as a user does it: PATCH /v1/auth/keys/{id}. */
+async function compressingKey(agent: AgentRig, name: string): Promise<CreatedKey> {
+  const key = await agent.rig.system.createKey(agent.account, name);
+  const res = await fetch(`${agent.rig.system.controlPlaneUrl}/v1/auth/keys/${key.id}`, {
+    method: "PATCH",
+    headers: { authorization: `Bearer ${agent.account.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ context_compress: true }),
+  });
+  const record = (await res.json()) as { context_compress?: boolean };
+  expect(res.status, JSON.stringify(record)).to.equal(200);
+  expect(record.context_compress).to.equal(true);
+  return key;
+}
+
+/**
+ * A compressing key, an original kept under its account (a 40-line build log, under a
+ * fresh handle), and the fake scripted to call terse_recall on two of its lines and then
+ * quote them. The fake's record starts empty here.
+ */
+export async function prepareRecall(ctx: AgentContext, name: string): Promise<RecallCase> {
+  const { agent } = ctx;
+  const key = await compressingKey(agent, name);
+  const handle = randomBytes(6).toString("hex");
+  const tag = `BITTERN-${process.pid}-${Date.now()}`;
+  const lines = Array.from(
+    { length: 40 },
+    (_, i) => `[build ${String(i + 1).padStart(4, "0")}] ${tag} linked step ${i + 1}`,
+  );
+  const kept = `svc:recall:${accountIdOf(agent.account)}:${handle}`;
+  const set = await exec("redis-cli", ["-u", agent.rig.redis.url, "SET", kept, lines.join("\n"), "EX", "3600"]);
+  expect(set.stdout.trim()).to.equal("OK");
+  const { from, to } = RECALL_LINES;
+  const recalled = lines.slice(from - 1, to).join("\n");
+  const script: ScriptedToolCall = {
+    name: RECALL,
+    arguments: { handle, lines: `${from}-${to}` },
+    answer: RECALL_ANSWER,
+  };
+  agent.rig.fake.reset();
+  agent.rig.fake.set({ toolCall: script });
+  return {
+    key,
+    script,
+    recalled,
+    around: [lines[from - 2] as string, lines[to] as string],
+    answer: RECALL_ANSWER.replace("{result}", recalled),
+    answersBefore: answers(agent).length,
+  };
+}
+
+/** The field of a request holding its conversation: what a recall round appends to. */
+function conversationField(request: ReceivedRequest): string {
+  if (request.endpoint === "responses") return "input";
+  return request.provider === "gemini" ? "contents" : "messages";
+}
+
+function conversationOf(request: ReceivedRequest): unknown[] {
+  const items = request.body[conversationField(request)];
+  return Array.isArray(items) ? items : [];
+}
+
+/** The terse_recall declaration a request carries, in its provider's own format. */
+export function recallDeclaration(request: ReceivedRequest): Record<string, unknown> | undefined {
+  const tools = Array.isArray(request.body.tools) ? (request.body.tools as Record<string, unknown>[]) : [];
+  const declarations =
+    request.provider === "gemini"
+      ? tools.flatMap((t) => (Array.isArray(t.functionDeclarations) ? t.functionDeclarations : []))
+      : tools;
+  return declarations.find((d) => d.name === RECALL);
+}
+
+/** The two upstream calls of the CLI's turn: the one answered with the recall call, and terse's round after it. */
+export interface RecallTurn {
+  first: ReceivedRequest;
+  second: ReceivedRequest;
+}
+
+/**
+ * What every recall test checks once its CLI finished: nothing of the call reached the
+ * CLI; the turn was two upstream calls, the first declaring terse_recall, the second the
+ * same request with the call and its result (exactly the lines asked for) appended, and no
+ * other call (the CLI's side calls) made a recall round; one usage event per request the
+ * CLI sent, the turn's with both calls' tokens, and /v1/usage counting one recall round;
+ * every answer a success, no key logged.
+ */
+export async function expectRecallTraffic(
+  ctx: AgentContext,
+  recall: RecallCase,
+  providerKey: string,
+  run: AgentRun,
+): Promise<RecallTurn> {
+  const { agent } = ctx;
+  const received = agent.rig.fake.received;
+  expect(run.output, "what the CLI printed").not.to.include(RECALL);
+  expect(run.output, "what the CLI printed").not.to.match(/(call|toolu|fc)_fake_\d\d/);
+  expect(agent.rig.fake.unrouted).to.deep.equal([]);
+  expectCredentialsSwapped(received, recall.key.raw_key, providerKey);
+
+  const calls = modelCalls(received);
+  const withResult = calls.filter((r) => toolResultIn(r.endpoint, r.body, recall.script) !== undefined);
+  expect(withResult, "upstream calls carrying terse_recall's result").to.have.length(1);
+  const second = withResult[0] as ReceivedRequest;
+  const result = resultText(second.endpoint, toolResultIn(second.endpoint, second.body, recall.script) ?? {});
+  expect(result, "the tool result terse sent").to.equal(recall.recalled);
+  for (const line of recall.around) expect(result).not.to.include(line);
+  // The round before it: the same request, which the second extends with the call and its result.
+  const extended = conversationOf(second);
+  const firsts = calls.filter((r) => {
+    const length = conversationOf(r).length;
+    if (r === second || length >= extended.length) return false;
+    const prefix = { ...second.body, [conversationField(second)]: extended.slice(0, length) };
+    return JSON.stringify(prefix) === JSON.stringify(r.body);
+  });
+  expect(firsts, "the request the recall round continued").to.have.length(1);
+  const first = firsts[0] as ReceivedRequest;
+  expect(second.path).to.equal(first.path);
+  expect(recallDeclaration(first), "terse_recall declared in the first call").not.to.equal(undefined);
+  expect(toolResultIn(first.endpoint, first.body, recall.script)).to.equal(undefined);
+
+  const rounds = withResult.length;
+  await expectEveryAnswerOk(agent, received.length - rounds, recall.answersBefore);
+  await expectRecallUsage(agent, recall.key.id, calls.length, rounds);
+  expectNoSecretsLogged(agent, [recall.key.raw_key, providerKey]);
+  return { first, second };
+}
+
+/** One usage event per request the CLI sent (a recall round is part of its request's), every call's tokens in them. */
+async function expectRecallUsage(agent: AgentRig, keyId: string, calls: number, rounds: number): Promise<void> {
+  const requests = calls - rounds;
+  const perCall = TOKENS_PER_CALL.input + TOKENS_PER_CALL.output;
+  await waitFor(async () => (await agent.rig.system.recorded([keyId])).events >= requests, {
+    timeoutMs: 30_000,
+    what: `${requests} usage events`,
+  });
+  // A second event of the same request would have been queued with the first: none is left to come.
+  await waitFor(() => agent.rig.system.usageQueueIdle(), { what: "the usage queue drained" });
+  const recorded = await agent.rig.system.recorded([keyId]);
+  expect(recorded.events, "usage events").to.equal(requests);
+  expect(recorded.byStatus).to.deep.equal({ 200: requests });
+  expect(recorded.estimated).to.equal(0);
+  expect(recorded.tokens, "tokens of every upstream call").to.equal(calls * perCall);
+  const res = await fetch(`${agent.rig.system.controlPlaneUrl}/v1/usage?key_id=${keyId}`, {
+    headers: { authorization: `Bearer ${agent.account.token}` },
+  });
+  const usage = (await res.json()) as { totals: Record<string, number> };
+  expect(res.status, JSON.stringify(usage)).to.equal(200);
+  expect(usage.totals).to.include({ requests, recall_rounds: rounds, requests_with_recall: 1 });
 }
