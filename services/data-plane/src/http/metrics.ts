@@ -17,16 +17,15 @@ export interface ProxyMetrics {
 
 /**
  * A child per label set, made once: the label sets of the per-request metrics are few
- * (providers x statuses, hit/miss).
+ * (providers x statuses, hit/miss). Looked up by one Map per label (no key joined per call).
  */
-function childrenOf<C>(make: (...values: string[]) => C): (...values: string[]) => C {
+function childrenOf<C>(make: (value: string) => C): (value: string) => C {
   const children = new Map<string, C>();
-  return (...values) => {
-    const key = values.join("\u0000");
-    let child = children.get(key);
+  return (value) => {
+    let child = children.get(value);
     if (child === undefined) {
-      child = make(...values);
-      children.set(key, child);
+      child = make(value);
+      children.set(value, child);
     }
     return child;
   };
@@ -66,10 +65,21 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
     [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registry,
   );
-  const outcome = childrenOf((provider, status) => ({
-    requests: requests.child(provider, status),
-    duration: duration.child(provider, status),
-  }));
+  // By provider, then by status as a number: no String(status) per request.
+  const outcome = childrenOf((provider) => {
+    const byStatus = new Map<number, { requests: { inc(): void }; duration: { observe(value: number): void } }>();
+    return (status: number) => {
+      let child = byStatus.get(status);
+      if (child === undefined) {
+        child = {
+          requests: requests.child(provider, String(status)),
+          duration: duration.child(provider, String(status)),
+        };
+        byStatus.set(status, child);
+      }
+      return child;
+    };
+  });
   return {
     registry,
     refusals: new Counter({
@@ -99,7 +109,7 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
       registers: [registry],
     }),
     answered(provider, status, seconds) {
-      const child = outcome(provider, String(status));
+      const child = outcome(provider)(status);
       child.requests.inc();
       child.duration.observe(seconds);
     },
