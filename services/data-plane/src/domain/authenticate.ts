@@ -60,7 +60,10 @@ export class Authenticator {
     const keyHash = hashKey(rawKey);
     const nowSeconds = Math.floor(nowMs / 1000);
     const hasProviderKey = typeof providerKey === "string" && providerKey !== "";
-    const lookup = await this.lookup(keyHash, nowSeconds, hasProviderKey);
+    // The script's answer awaited here, not through a chain of async helpers: each level
+    // is a promise and a microtask more, on every request.
+    let lookup: Lookup = await this.runScript(keyHash, nowSeconds, hasProviderKey);
+    if (lookup.kind === "absent") lookup = await this.confirmAbsent(keyHash, nowSeconds, hasProviderKey);
     if (lookup.kind === "unavailable") return { ok: false, code: "auth_cache_unavailable", lookup: undefined };
     if (lookup.kind === "absent") return { ok: false, code: "invalid_api_key", lookup: "miss" };
     // Sent twice: Node would join them ("a, b") into a key nobody sent.
@@ -87,11 +90,6 @@ export class Authenticator {
     void this.script.uncount(admitted.keyHash, Math.floor(nowMs / 1000)).catch(() => undefined);
   }
 
-  private async lookup(keyHash: string, nowSeconds: number, count: boolean): Promise<Lookup> {
-    const lookup = await this.runScript(keyHash, nowSeconds, count);
-    return lookup.kind === "absent" ? this.confirmAbsent(keyHash, nowSeconds, count) : lookup;
-  }
-
   /**
    * A missing record is a 401 only while the cache is known to be whole: after a flush or
    * failover (no generation stamp) a valid key may simply not be there yet. The stamp is
@@ -110,11 +108,12 @@ export class Authenticator {
     return again;
   }
 
-  private async runScript(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
+  /** The script's answer; AuthCacheDown when Redis could not be asked. */
+  private runScript(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
     try {
-      return await this.script.run(keyHash, nowSeconds, count);
+      return this.script.run(keyHash, nowSeconds, count).catch(cacheDown);
     } catch (err) {
-      throw new AuthCacheDown(err);
+      return Promise.reject(new AuthCacheDown(err));
     }
   }
 
@@ -126,6 +125,10 @@ export class Authenticator {
       throw new AuthCacheDown(err);
     }
   }
+}
+
+function cacheDown(err: unknown): never {
+  throw new AuthCacheDown(err);
 }
 
 /** The cache holds no verdict on the key right now (flushed, being rewritten): 503, never 401. */

@@ -111,29 +111,31 @@ export class AuthScript {
     this.redis = redis as ScriptedRedis;
   }
 
-  async run(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
-    const reply = await this.redis.terseAuth(
-      cacheKeyFor(keyHash),
-      rateLimitKeyFor(keyHash),
-      nowSeconds,
-      count ? "1" : "0",
-    );
-    if (reply[0] === 0) return { kind: "absent" };
-    const key = decodeCachedKey(reply.slice(4).map((v) => (v === null ? null : String(v))));
-    if (!key) return { kind: "absent" };
-    return {
-      kind: reply[0] === 2 ? "limited" : "allowed",
-      key,
-      limit: Number(reply[1]),
-      remaining: Number(reply[2]),
-      resetSeconds: Number(reply[3]),
-    };
+  /** Not an async function: the reply is mapped in one `then`, a promise less per request. */
+  run(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
+    return this.redis
+      .terseAuth(cacheKeyFor(keyHash), rateLimitKeyFor(keyHash), nowSeconds, count ? "1" : "0")
+      .then(lookupOf);
   }
 
   /** Gives back a slot counted for a call refused later (quota): refused calls do not count. */
   async uncount(keyHash: string, nowSeconds: number): Promise<void> {
     await this.redis.terseUncount(rateLimitKeyFor(keyHash), nowSeconds);
   }
+}
+
+/** The script's reply as a lookup: {0}, or verdict, limit, remaining, reset and the record's fields. */
+function lookupOf(reply: (string | number)[]): AuthLookup {
+  if (reply[0] === 0) return { kind: "absent" };
+  const key = decodeCachedKey(reply.slice(4).map((v) => (v === null ? null : String(v))));
+  if (!key) return { kind: "absent" };
+  return {
+    kind: reply[0] === 2 ? "limited" : "allowed",
+    key,
+    limit: Number(reply[1]),
+    remaining: Number(reply[2]),
+    resetSeconds: Number(reply[3]),
+  };
 }
 
 /** The script's source, for the Redis Cluster check in packages/ops-checks. */
