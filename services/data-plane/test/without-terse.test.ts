@@ -3,6 +3,7 @@ import { seededRandom } from "@terse/testkit";
 import { ADAPTERS, type Operation, type ReportedUsage, type WireFormat } from "@terse/wire-formats";
 import { expect } from "chai";
 import { newestTurnTokens, type WithoutTerse, withoutTerse } from "../src/domain/without-terse.ts";
+import { type InputPrice, inputCost, ProviderCache, type SimulatedFormat } from "./prompt-cache-sim.ts";
 
 // The estimate of what a request would have cost without terse, checked over whole agent
 // sessions against the truth: the same session sent uncompressed through the same
@@ -16,8 +17,6 @@ const OP: Record<"anthropic" | "openai", Operation> = {
 };
 const MODEL = { anthropic: "claude-sonnet-4-5", openai: "gpt-4.1" };
 const TURNS = 10;
-/** Tokens a provider counts per message beyond its text (its framing), which terse's tokenizer does not see. */
-const FRAMING = 3;
 
 type Body = Record<string, unknown>;
 
@@ -80,65 +79,11 @@ function request(format: "anthropic" | "openai", t: number): Body {
   };
 }
 
-/**
- * A provider's prompt cache, at message granularity. Anthropic ("marked", as Claude Code
- * marks it: after the system prompt and at the end of each request): a request reads the
- * longest marked prefix written before and writes the rest. OpenAI ("automatic"): reads
- * the longest prefix shared with an earlier request, in 128-token steps from 1,024, and
- * bills the rest as plain input.
- */
-class ProviderCache {
-  private readonly written = new Set<string>();
-
-  constructor(private readonly format: "anthropic" | "openai") {}
-
-  send(body: Body): ReportedUsage {
-    const parts = ADAPTERS[this.format].view.inputParts(body).filter((p) => p !== "");
-    const counts = parts.map((p) => countContentTokens(p) + FRAMING);
-    const keys: string[] = [];
-    let key = "";
-    for (const p of parts) {
-      key += `${JSON.stringify(p)}\u0000`;
-      keys.push(key);
-    }
-    const input = counts.reduce((a, b) => a + b, 0);
-    let read = 0;
-    let sum = 0;
-    keys.forEach((k, i) => {
-      sum += counts[i] as number;
-      if (this.written.has(k)) read = sum;
-    });
-    if (this.format === "anthropic") {
-      this.written.add(keys[0] as string);
-      this.written.add(keys.at(-1) as string);
-      return { input, output: 100, cacheRead: read, cacheWrite: input - read };
-    }
-    for (const k of keys) this.written.add(k);
-    const automatic = read >= 1024 ? read - (read % 128) : 0;
-    return { input, output: 100, cacheRead: automatic, cacheWrite: 0 };
-  }
-
-  /** The provider dropped its cache (an expiry, another server). */
-  forget(): void {
-    this.written.clear();
-  }
-}
-
 /** USD per million tokens: the shipped list prices of the two models (packages/prices). */
-interface ModelPrice {
-  input: number;
-  cached_input: number;
-  cache_write: number;
-}
-const PRICES: Record<"anthropic" | "openai", ModelPrice> = {
+const PRICES: Record<SimulatedFormat, InputPrice> = {
   anthropic: { input: 3, cached_input: 0.3, cache_write: 3.75 },
   openai: { input: 2, cached_input: 0.5, cache_write: 2 },
 };
-
-/** USD of an input split as the provider bills it (output left out: the same on both sides). */
-function inputCost(p: ModelPrice, input: number, read: number, write: number): number {
-  return ((input - read - write) * p.input + read * p.cached_input + write * p.cache_write) / 1e6;
-}
 
 /** What a compression does to request t of a session; none: the proxy ran no compression. */
 type Compressor = (body: Body, t: number) => { body: Body; saved: number };
