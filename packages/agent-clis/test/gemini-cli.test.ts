@@ -1,11 +1,18 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "chai";
+import type { ReceivedRequest } from "@terse/fake-provider";
 import {
+  type AgentContext,
+  type AgentRun,
   carriesInstruction,
   expectAgentTraffic,
+  expectRecallTraffic,
   modelCalls,
+  prepareRecall,
+  RECALL,
   readNotesScript,
+  recallDeclaration,
   runCli,
   TEST_TIMEOUT_MS,
   withAgentRig,
@@ -26,6 +33,37 @@ const SETTINGS = {
   telemetry: { enabled: false },
 };
 
+/** `gemini -p prompt` in the trusted workspace with `serviceKey`. */
+function gemini(ctx: AgentContext, serviceKey: string, prompt: string): Promise<AgentRun> {
+  const { agent, ws } = ctx;
+  return runCli(
+    "@google/gemini-cli/bundle/gemini.js",
+    ["-p", prompt, "--output-format", "json"],
+    {
+      GOOGLE_GEMINI_BASE_URL: agent.rig.system.dataPlaneUrl,
+      GEMINI_API_KEY: serviceKey,
+      GEMINI_API_KEY_AUTH_MECHANISM: "bearer",
+      GEMINI_CLI_CUSTOM_HEADERS: `X-Provider-Key: ${PROVIDER_KEY}`,
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      HOME: ws.home,
+    },
+    ws.dir,
+  );
+}
+
+/** The final answer of a run that exited 0. */
+function answerOf(run: AgentRun): string {
+  expect(run.exit, run.output).to.equal(0);
+  return (JSON.parse(run.stdout) as { response: string }).response;
+}
+
+/** The JSON-mode calls among the model calls (the model router's). */
+const jsonModeCalls = (calls: ReceivedRequest[]) =>
+  calls.filter(
+    (r) =>
+      (r.body.generationConfig as { responseMimeType?: string } | undefined)?.responseMimeType === "application/json",
+  );
+
 describe("Gemini CLI through terse", function () {
   this.timeout(TEST_TIMEOUT_MS);
   const ctx = withAgentRig("agent_gemini", async ({ ws }) => {
@@ -38,34 +76,37 @@ describe("Gemini CLI through terse", function () {
     const script = readNotesScript(ws, "read_file", { file_path: ws.notes });
     agent.rig.fake.set({ toolCall: script });
 
-    const run = await runCli(
-      "@google/gemini-cli/bundle/gemini.js",
-      ["-p", "What is the code word in notes.txt?", "--output-format", "json"],
-      {
-        GOOGLE_GEMINI_BASE_URL: agent.rig.system.dataPlaneUrl,
-        GEMINI_API_KEY: agent.serviceKey,
-        GEMINI_API_KEY_AUTH_MECHANISM: "bearer",
-        GEMINI_CLI_CUSTOM_HEADERS: `X-Provider-Key: ${PROVIDER_KEY}`,
-        GEMINI_CLI_TRUST_WORKSPACE: "true",
-        HOME: ws.home,
-      },
-      ws.dir,
-    );
-
-    expect(run.exit, run.output).to.equal(0);
-    const result = JSON.parse(run.stdout) as { response: string };
-    expect(result.response).to.equal(script.answer);
+    const run = await gemini(ctx, agent.serviceKey, "What is the code word in notes.txt?");
+    expect(answerOf(run)).to.equal(script.answer);
 
     await expectAgentTraffic(ctx, script, PROVIDER_KEY);
     const calls = modelCalls(agent.rig.fake.received);
     // The model router's call asks for JSON and got it (the run would have failed otherwise);
     // terse leaves structured-output calls without its instruction, which would fight the schema.
-    const routing = calls.filter(
-      (r) =>
-        (r.body.generationConfig as { responseMimeType?: string } | undefined)?.responseMimeType === "application/json",
-    );
+    const routing = jsonModeCalls(calls);
     expect(routing, "the JSON-mode routing call").not.to.be.empty;
     for (const call of routing) expect(carriesInstruction(call), "instruction in a JSON-mode call").to.equal(false);
     expect(calls.map((r) => r.endpoint)).to.include("streamGenerateContent");
+  });
+
+  it("with context compression on, gets terse's answer to a terse_recall call and one clean answer, streamed", async () => {
+    const recall = await prepareRecall(ctx, "agent_gemini_recall");
+
+    const run = await gemini(ctx, recall.key.raw_key, "What do lines 17-18 of the kept build log say?");
+    expect(answerOf(run)).to.equal(recall.answer);
+
+    const { first, second } = await expectRecallTraffic(ctx, recall, PROVIDER_KEY, run);
+    expect(first.endpoint, "Gemini CLI streams").to.equal("streamGenerateContent");
+    expect(second.endpoint).to.equal("streamGenerateContent");
+    // Gemini's own tool format (a Schema with types in capitals), declared last.
+    const tools = first.body.tools as { functionDeclarations?: { name: string }[] }[];
+    expect(tools.at(-1)?.functionDeclarations?.map((d) => d.name)).to.deep.equal([RECALL]);
+    expect(recallDeclaration(first)).to.have.all.keys("name", "description", "parameters");
+    expect(recallDeclaration(first)?.parameters).to.include({ type: "OBJECT" });
+    // Gemini refuses function declarations beside a JSON response type (400 INVALID_ARGUMENT
+    // on the 2.x models): the router's JSON-mode call goes without terse_recall.
+    const routing = jsonModeCalls(modelCalls(ctx.agent.rig.fake.received));
+    expect(routing, "the JSON-mode routing call").not.to.be.empty;
+    for (const call of routing) expect(recallDeclaration(call), "terse_recall in a JSON-mode call").to.equal(undefined);
   });
 });
