@@ -64,10 +64,13 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
   const format = viewOf(provider);
 
   const context = settings.context_compress
-    ? compressContext(body, settings.context_compress_level, format.mapToolResults, settings.recall === true)
+    ? compressContext(body, settings.context_compress_level, format.toolResults, settings.recall === true)
     : undefined;
   const cuts = context && context.cuts.size > 0 ? context.cuts : undefined;
   const contextBody = context && context.changed > 0 ? context.body : body;
+  // Context compression counts what it saved item by item, once per session (an agent
+  // resends every changed result each turn); the parts changed after it are counted here.
+  const contextSaved = context && context.changed > 0 ? context.tokensSaved : 0;
   // A text-protocol observation is command output, not the user's prose: input compression leaves it alone.
   const shortened = settings.auto_compress_input
     ? format.mapPromptTexts(contextBody, (text) => (splitObservation(text) ? text : compressInputText(text)))
@@ -80,7 +83,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
       body: shortened,
       intensity: null,
       reason: structured + contextNote,
-      input_tokens_saved: tokensSaved(format.inputParts(body), format.inputParts(shortened)),
+      input_tokens_saved: contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(shortened)),
       cuts,
     };
   }
@@ -93,7 +96,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     body: compressed,
     intensity: choice.intensity,
     reason: choice.reason + contextNote,
-    input_tokens_saved: tokensSaved(format.inputParts(body), format.inputParts(compressed)),
+    input_tokens_saved: contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(compressed)),
     cuts,
   };
 }

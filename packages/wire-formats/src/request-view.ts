@@ -22,8 +22,8 @@ export interface RequestFormat {
   withInstruction(body: Record<string, unknown>, instruction: string): Record<string, unknown>;
   /** The pieces of input the model reads, each counted (and memoised) on its own. */
   inputParts(body: Record<string, unknown>): unknown[];
-  /** Rewrites the text of every tool result, in conversation order (see ToolResultMapper). */
-  mapToolResults: ToolResultMapper;
+  /** How the text of every tool result is rewritten, in conversation order (see ToolResultMapper). */
+  toolResults: ToolResultMapper;
   /** A new body with `f` applied to the user's and system prompt text (never tool results or assistant turns). */
   mapPromptTexts(body: Record<string, unknown>, f: (text: string) => string): Record<string, unknown>;
   /**
@@ -59,16 +59,54 @@ export function fromLastModelTurn(
 }
 
 /**
- * Calls `transform` on the text of each tool result, and on the output of each
+ * A format's walk over the items of a request (its messages, contents or input items)
+ * that calls `transform` on the text of each tool result, and on the output of each
  * text-protocol observation (observation.ts), in conversation order, with a reference
- * that names the result (its tool call id, or `#` and the message's index) and the shell
+ * that names the result (its tool call id, or `#` and the item's index) and the shell
  * command that produced it where the call says (its `command` argument, or the fenced
- * block of a text-protocol action); returns a new body with the returned texts, sharing
- * every untouched message with the input.
+ * block of a text-protocol action).
+ *
+ * It goes item by item, and a walker can be forked, because an agent resends its whole
+ * history every turn: compression continues a session's next request from where its last
+ * one ended, and walks only the items that are new (packages/compression, the trail).
  */
-export type ToolResultMapper = (body: Record<string, unknown>, transform: ResultTransform) => Record<string, unknown>;
+export interface ToolResultMapper {
+  /** The request's items, in conversation order (the body's own array, or one made for a string input). */
+  items(body: Record<string, unknown>): unknown[];
+  /** The body with `items` for its items: a new body, or the body itself where a format keeps it when none changed. */
+  withItems(body: Record<string, unknown>, items: unknown[], original: unknown[]): Record<string, unknown>;
+  /** A walker at the start of a conversation. */
+  walker(): ItemWalker;
+}
+
+/** Walks a request's items in order, remembering what a later item depends on (the agent's actions). */
+export interface ItemWalker {
+  /**
+   * Item `index` with its results passed through `transform`: a new item, or the same
+   * object when nothing changed. Without `transform` the item is only stepped over (its
+   * results are known from an earlier request) and comes back as it is.
+   */
+  map(item: unknown, index: number, transform?: ResultTransform): unknown;
+  /** A walker in the same state that goes on independently. */
+  fork(): ItemWalker;
+}
 
 export type ResultTransform = (text: string, ref: string, command?: string) => string;
+
+/** The body with every tool result's text passed through `transform` (a new body, sharing every untouched item). */
+export function mapToolResults(
+  mapper: ToolResultMapper,
+  body: Record<string, unknown>,
+  transform: ResultTransform,
+): Record<string, unknown> {
+  const walker = mapper.walker();
+  const items = mapper.items(body);
+  return mapper.withItems(
+    body,
+    items.map((item, i) => walker.map(item, i, transform)),
+    items,
+  );
+}
 
 /** The shell command of a tool call's input (an object, or OpenAI's JSON string), if it has one. */
 function commandOf(input: unknown): string | undefined {
@@ -89,8 +127,13 @@ function commandOf(input: unknown): string | undefined {
  * after it can answer.
  */
 export class Actions {
-  private readonly byId = new Map<string, string>();
+  private readonly byId: Map<string, string>;
   private action: string | undefined;
+
+  constructor(from?: Actions) {
+    this.byId = new Map(from?.byId);
+    this.action = from?.action;
+  }
 
   /** An assistant message: its text (for a fenced action) and its tool calls. */
   assistant(text: string, calls: { id: unknown; input: unknown }[]): void {

@@ -1,9 +1,11 @@
-import type { ToolResultMapper } from "@terse/wire-formats";
+import type { ResultTransform, ToolResultMapper } from "@terse/wire-formats";
 import { Lru } from "../lru.ts";
+import { countContentTokens } from "../tokens.ts";
 import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
 import { CONTEXT_LEVELS, type ContextLevel } from "./levels.ts";
 import { nameRecallHandles, recallHandleOf } from "./recall-handles.ts";
 import { shortenResult } from "./shorten.ts";
+import { forgetTrails, keepTrail, type Trail, trailFrom, trailResent, trailStartingWith } from "./trail.ts";
 
 /**
  * Tier 1 context compression over the tool results of a request, in conversation order:
@@ -20,8 +22,12 @@ import { shortenResult } from "./shorten.ts";
  *
  * An agent resends its history every turn, so the work is remembered: the compressed
  * form of each result under a chain digest of everything before it (the same history
- * always compresses the same way), and the state after a request's last result, which
- * the next turn of the same session continues from instead of starting over.
+ * always compresses the same way), the state after a request's last result, and the
+ * request itself (trail.ts), which the next turn of the same session continues from:
+ * the items it resends are answered from there, compared as values, and only the new
+ * ones are walked. Where a session's items were not resent as they were, its results
+ * still are: each one found equal to the last request's, compared as text, is answered
+ * from that request's trail, so only what is new is hashed.
  */
 
 /** Compressed forms remembered (null: unchanged); a few hundred sessions' worth. */
@@ -33,59 +39,16 @@ const states = new Lru<SeenContent>(64);
 export function forgetContextWork(): void {
   outputs.clear();
   states.clear();
-  trails.length = 0;
+  forgetTrails();
   forgetDigests();
-}
-
-interface Step {
-  hash: string;
-  ref: string;
-  visible: string;
-}
-
-/**
- * A session's last request: its results in order, as sent (text, ref, command) and as
- * compressed (the step, with the chain key after it). The next turn resends them first;
- * each one it finds equal, compared as text, is answered from here, so only what is new
- * in a request is hashed (two SHA-1s per result every turn were most of the library's
- * time on a long history: docs/benchmarks.md, agent sessions).
- */
-interface Trail {
-  /** The level, and whether cuts name recall handles: what the compressed forms depend on besides the texts. */
-  mode: string;
-  texts: string[];
-  refs: string[];
-  commands: (string | undefined)[];
-  steps: (Step & { key: string })[];
-  chars: number;
-}
-/** The trails of the sessions seen last, newest first; bounded by count and by the characters they hold. */
-const trails: Trail[] = [];
-const TRAILS = 64;
-const TRAIL_CHARS = 32_000_000;
-
-function trailFor(mode: string, text: string, ref: string): Trail | undefined {
-  return trails.find((t) => t.mode === mode && t.refs[0] === ref && t.texts[0] === text);
-}
-
-function keepTrail(trail: Trail, replaced: Trail | undefined): void {
-  const at = replaced ? trails.indexOf(replaced) : -1;
-  if (at >= 0) trails.splice(at, 1);
-  trails.unshift(trail);
-  let chars = 0;
-  for (let i = 0; i < trails.length; i++) {
-    chars += trails[i]?.chars ?? 0;
-    if (i >= TRAILS || chars > TRAIL_CHARS) {
-      trails.length = i;
-      break;
-    }
-  }
 }
 
 export interface ContextCompression {
   body: Record<string, unknown>;
   /** How many tool results were changed. */
   changed: number;
+  /** Tokens of the items changed, less those of what they became. */
+  tokensSaved: number;
   /** With recall on: the original of every result cut, by its recall handle. */
   cuts: Map<string, string>;
 }
@@ -96,42 +59,78 @@ export function compressContext(
   mapper: ToolResultMapper,
   recall = false,
 ): ContextCompression {
-  const limits = CONTEXT_LEVELS[level];
   const mode = recall ? `${level}+recall` : level;
-  const done: Step[] = [];
-  const cuts = new Map<string, string>();
-  let chain: string = mode;
-  let seen: SeenContent | undefined;
+  const items = mapper.items(body);
+  const resent = trailResent(mode, items);
+  let previous = resent?.trail;
+  const shared = resent?.shared ?? 0;
+  const trail = trailFrom(mode, items, previous, shared);
+
+  let walker = previous && shared === previous.items.length ? previous.walker?.fork() : undefined;
+  if (!walker) {
+    walker = mapper.walker();
+    for (let i = 0; i < shared; i++) walker.map(items[i], i);
+  }
+  const next: unknown[] = new Array(items.length);
+  for (let i = 0; i < shared; i++) next[i] = trail.outputs[i] ?? items[i];
+
+  const results = new ResultCompression(trail, CONTEXT_LEVELS[level], recall, () => {
+    previous ??= trailStartingWith(mode, trail.texts[0] as string, trail.refs[0] as string);
+    return previous;
+  });
+  let saved = trail.savedAfter[shared - 1] ?? 0;
+  for (let i = shared; i < items.length; i++) {
+    const item = items[i];
+    const out = walker.map(item, i, results.transform);
+    next[i] = out;
+    if (out !== item) saved += countContentTokens(item) - countContentTokens(out);
+    trail.outputs.push(out === item ? undefined : out);
+    trail.resultsAfter.push(trail.steps.length);
+    trail.savedAfter.push(saved);
+  }
+  trail.walker = walker;
+  results.finish();
+  if (trail.texts.length > 0) keepTrail(trail, previous);
+
   let changed = 0;
-
-  /** The state after the results so far: continued from the last turn's, or rebuilt from them. */
-  const state = (): SeenContent => {
-    if (seen) return seen;
-    seen = states.take(chain);
-    if (!seen) {
-      seen = new SeenContent();
-      for (const s of done) seen.remember(s.hash, s.visible, s.ref);
-    }
-    return seen;
-  };
-
-  const trail: Trail = { mode, texts: [], refs: [], commands: [], steps: [], chars: 0 };
-  const cut = (hash: string, text: string) => {
-    if (recall) cuts.set(recallHandleOf(hash), text);
+  const cuts = new Map<string, string>();
+  for (const [r, step] of trail.steps.entries()) {
+    if (step.handle === undefined) continue;
     changed++;
-  };
-  let previous: Trail | undefined;
-  /** Still on the previous turn's results: the next one may be answered from its trail. */
-  let onTrail = true;
+    if (recall) cuts.set(step.handle, trail.texts[r] as string);
+  }
+  return { body: changed > 0 ? mapper.withItems(body, next, items) : body, changed, tokensSaved: saved, cuts };
+}
 
-  const out = mapper(body, (text, ref, command) => {
+/**
+ * The results of one request compressed in order, continuing `trail`'s: each one the
+ * previous request of the session (found once the first result is known, where the items
+ * did not find it) had at the same place, compared as text, is answered from it.
+ */
+class ResultCompression {
+  private chain: string;
+  private seen: SeenContent | undefined;
+  /** Still on the previous request's results: the next one may be answered from its trail. */
+  private onTrail = true;
+
+  constructor(
+    private readonly trail: Trail,
+    private readonly limits: (typeof CONTEXT_LEVELS)[ContextLevel],
+    private readonly recall: boolean,
+    private readonly previous: () => Trail | undefined,
+  ) {
+    this.chain = trail.steps.at(-1)?.key ?? trail.mode;
+  }
+
+  readonly transform: ResultTransform = (text, ref, command) => {
+    const trail = this.trail;
     const i = trail.texts.length;
-    if (i === 0) previous = trailFor(mode, text, ref);
     trail.texts.push(text);
     trail.refs.push(ref);
     trail.commands.push(command);
     trail.chars += text.length;
-    const known = onTrail ? previous?.steps[i] : undefined;
+    const previous = this.onTrail ? this.previous() : undefined;
+    const known = previous?.steps[i];
     if (
       known !== undefined &&
       previous?.texts[i] === text &&
@@ -139,32 +138,41 @@ export function compressContext(
       previous.commands[i] === command
     ) {
       trail.steps.push(known);
-      done.push(known);
-      chain = known.key;
-      if (known.visible !== text) cut(known.hash, text);
+      this.chain = known.key;
       return known.visible;
     }
-    onTrail = false;
+    this.onTrail = false;
     const hash = digest(text);
     // The command is part of the key: a cut's marker repeats it.
-    const key = digest(`${chain}\n${hash}\n${ref}\n${command ?? ""}`);
-    let next = outputs.get(key);
-    if (next === undefined) {
-      next = compressOne(text, hash, ref, state(), limits, command, recall);
-      outputs.set(key, next === text ? null : next);
+    const key = digest(`${this.chain}\n${hash}\n${ref}\n${command ?? ""}`);
+    let visible = outputs.get(key);
+    if (visible === undefined) {
+      visible = compressOne(text, hash, ref, this.state(), this.limits, command, this.recall);
+      outputs.set(key, visible === text ? null : visible);
     } else {
-      next ??= text;
-      seen?.remember(hash, next, ref);
+      visible ??= text;
+      this.seen?.remember(hash, visible, ref);
     }
-    done.push({ hash, ref, visible: next });
-    trail.steps.push({ hash, ref, visible: next, key });
-    chain = key;
-    if (next !== text) cut(hash, text);
-    return next;
-  });
-  if (seen) states.set(chain, seen);
-  if (trail.texts.length > 0) keepTrail(trail, previous);
-  return { body: out, changed, cuts };
+    trail.steps.push({ hash, ref, visible, key, handle: visible === text ? undefined : recallHandleOf(hash) });
+    this.chain = key;
+    return visible;
+  };
+
+  /** Keeps the state after the last result for the session's next request. */
+  finish(): void {
+    if (this.seen) states.set(this.chain, this.seen);
+  }
+
+  /** The state after the results so far: continued from the last request's, or rebuilt from them. */
+  private state(): SeenContent {
+    if (this.seen) return this.seen;
+    this.seen = states.take(this.chain);
+    if (!this.seen) {
+      this.seen = new SeenContent();
+      for (const s of this.trail.steps) this.seen.remember(s.hash, s.visible, s.ref);
+    }
+    return this.seen;
+  }
 }
 
 /** One result compressed against what the conversation already shows, and recorded there. */

@@ -1,4 +1,13 @@
-import { Actions, fromLastModelTurn, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
+import {
+  Actions,
+  fromLastModelTurn,
+  type ItemWalker,
+  isRecord,
+  mapTextContent,
+  type RequestFormat,
+  type ResultTransform,
+  textOf,
+} from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
@@ -67,45 +76,59 @@ export const anthropicFormat: RequestFormat = {
     return system === undefined ? { ...body, messages } : { ...body, system, messages };
   },
 
-  mapToolResults(body, transform) {
-    const actions = new Actions();
-    const messages = messagesOf(body).map((m, i) => {
-      if (!isRecord(m)) return m;
-      if (m.role === "assistant") {
-        const blocks = Array.isArray(m.content) ? m.content.filter(isRecord) : [];
-        actions.assistant(
-          textOf(m.content, ["tool_use"]),
-          blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, input: b.input })),
-        );
-        return m;
-      }
-      if (m.role !== "user") return m;
-      const ref = `#${i}`;
-      if (typeof m.content === "string") {
-        const content = actions.observation(m.content, ref, transform);
-        actions.answered();
-        return content === m.content ? m : { ...m, content };
-      }
-      if (!Array.isArray(m.content)) return m;
-      let touched = false;
-      const blocks = m.content.map((b: unknown) => {
-        if (isRecord(b) && b.type === "text" && typeof b.text === "string") {
-          const text = actions.observation(b.text, ref, transform);
-          if (text === b.text) return b;
-          touched = true;
-          return { ...b, text };
-        }
-        if (!isRecord(b) || b.type !== "tool_result") return b;
-        const id = String(b.tool_use_id ?? "");
-        const command = actions.commandOf(id);
-        const content = mapTextContent(b.content, (text) => transform(text, id, command));
-        if (content === b.content) return b;
-        touched = true;
-        return { ...b, content };
-      });
-      actions.answered();
-      return touched ? { ...m, content: blocks } : m;
-    });
-    return { ...body, messages };
+  toolResults: {
+    items: messagesOf,
+    withItems: (body, messages) => ({ ...body, messages }),
+    walker: () => new MessagesWalker(),
   },
 };
+
+class MessagesWalker implements ItemWalker {
+  constructor(private readonly actions = new Actions()) {}
+
+  fork(): ItemWalker {
+    return new MessagesWalker(new Actions(this.actions));
+  }
+
+  map(m: unknown, i: number, transform?: ResultTransform): unknown {
+    if (!isRecord(m)) return m;
+    if (m.role === "assistant") {
+      const blocks = Array.isArray(m.content) ? m.content.filter(isRecord) : [];
+      this.actions.assistant(
+        textOf(m.content, ["tool_use"]),
+        blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, input: b.input })),
+      );
+      return m;
+    }
+    if (m.role !== "user") return m;
+    if (typeof m.content !== "string" && !Array.isArray(m.content)) return m;
+    const next = transform ? this.userMessage(m, `#${i}`, transform) : m;
+    this.actions.answered();
+    return next;
+  }
+
+  /** A user message with its observation or tool results transformed. */
+  private userMessage(m: Record<string, unknown>, ref: string, transform: ResultTransform): unknown {
+    if (typeof m.content === "string") {
+      const content = this.actions.observation(m.content, ref, transform);
+      return content === m.content ? m : { ...m, content };
+    }
+    let touched = false;
+    const blocks = (m.content as unknown[]).map((b: unknown) => {
+      if (isRecord(b) && b.type === "text" && typeof b.text === "string") {
+        const text = this.actions.observation(b.text, ref, transform);
+        if (text === b.text) return b;
+        touched = true;
+        return { ...b, text };
+      }
+      if (!isRecord(b) || b.type !== "tool_result") return b;
+      const id = String(b.tool_use_id ?? "");
+      const command = this.actions.commandOf(id);
+      const content = mapTextContent(b.content, (text) => transform(text, id, command));
+      if (content === b.content) return b;
+      touched = true;
+      return { ...b, content };
+    });
+    return touched ? { ...m, content: blocks } : m;
+  }
+}

@@ -1,4 +1,12 @@
-import { Actions, fromLastModelTurn, isRecord, type RequestFormat, textOf } from "../request-view.ts";
+import {
+  Actions,
+  fromLastModelTurn,
+  type ItemWalker,
+  isRecord,
+  type RequestFormat,
+  type ResultTransform,
+  textOf,
+} from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
@@ -96,43 +104,57 @@ export const geminiFormat: RequestFormat = {
     return key in body ? { ...body, [key]: mapParts(body[key]), contents } : { ...body, contents };
   },
 
-  // A function response is a JSON object. One holding a single string (`{output: "..."}`,
-  // the usual shape of a command's output) has that string shortened in place; any
-  // other object is shortened as its JSON text, which then stands as `{"output": ...}`,
-  // a shape the API accepts.
-  mapToolResults(body, transform) {
-    const actions = new Actions();
-    let ordinal = 0;
-    const contents = contentsOf(body).map((c, i) => {
-      if (!isRecord(c) || !Array.isArray(c.parts)) return c;
-      if (c.role === "model") {
-        const calls = c.parts.flatMap((p: unknown) =>
-          isRecord(p) && isRecord(p.functionCall) ? [{ id: p.functionCall.id, input: p.functionCall.args }] : [],
-        );
-        actions.assistant(textOf(c.parts), calls);
-        return c;
-      }
-      let touched = false;
-      const parts = c.parts.map((p: unknown) => {
-        if (isRecord(p) && typeof p.text === "string") {
-          const text = actions.observation(p.text, `#${i}`, transform);
-          if (text === p.text) return p;
-          touched = true;
-          return { ...p, text };
-        }
-        if (!isRecord(p) || !isRecord(p.functionResponse)) return p;
-        const fr = p.functionResponse;
-        ordinal++;
-        const ref = typeof fr.id === "string" ? fr.id : `${String(fr.name ?? "function")}#${ordinal}`;
-        const command = typeof fr.id === "string" ? actions.commandOf(fr.id) : undefined;
-        const response = mapResponse(fr.response, (text) => transform(text, ref, command));
-        if (response === fr.response) return p;
-        touched = true;
-        return { ...p, functionResponse: { ...fr, response } };
-      });
-      actions.answered();
-      return touched ? { ...c, parts } : c;
-    });
-    return { ...body, contents };
+  toolResults: {
+    items: contentsOf,
+    withItems: (body, contents) => ({ ...body, contents }),
+    walker: () => new ContentsWalker(),
   },
 };
+
+// A function response is a JSON object. One holding a single string (`{output: "..."}`,
+// the usual shape of a command's output) has that string shortened in place; any
+// other object is shortened as its JSON text, which then stands as `{"output": ...}`,
+// a shape the API accepts.
+class ContentsWalker implements ItemWalker {
+  constructor(
+    private readonly actions = new Actions(),
+    /** Function responses so far: the reference of one without an id. */
+    private ordinal = 0,
+  ) {}
+
+  fork(): ItemWalker {
+    return new ContentsWalker(new Actions(this.actions), this.ordinal);
+  }
+
+  map(c: unknown, i: number, transform?: ResultTransform): unknown {
+    if (!isRecord(c) || !Array.isArray(c.parts)) return c;
+    if (c.role === "model") {
+      const calls = c.parts.flatMap((p: unknown) =>
+        isRecord(p) && isRecord(p.functionCall) ? [{ id: p.functionCall.id, input: p.functionCall.args }] : [],
+      );
+      this.actions.assistant(textOf(c.parts), calls);
+      return c;
+    }
+    let touched = false;
+    const parts = c.parts.map((p: unknown) => {
+      if (isRecord(p) && typeof p.text === "string") {
+        const text = transform ? this.actions.observation(p.text, `#${i}`, transform) : p.text;
+        if (text === p.text) return p;
+        touched = true;
+        return { ...p, text };
+      }
+      if (!isRecord(p) || !isRecord(p.functionResponse)) return p;
+      const fr = p.functionResponse;
+      this.ordinal++;
+      if (!transform) return p;
+      const ref = typeof fr.id === "string" ? fr.id : `${String(fr.name ?? "function")}#${this.ordinal}`;
+      const command = typeof fr.id === "string" ? this.actions.commandOf(fr.id) : undefined;
+      const response = mapResponse(fr.response, (text) => transform(text, ref, command));
+      if (response === fr.response) return p;
+      touched = true;
+      return { ...p, functionResponse: { ...fr, response } };
+    });
+    this.actions.answered();
+    return touched ? { ...c, parts } : c;
+  }
+}

@@ -1,4 +1,13 @@
-import { Actions, fromLastModelTurn, isRecord, mapTextContent, type RequestFormat, textOf } from "../request-view.ts";
+import {
+  Actions,
+  fromLastModelTurn,
+  type ItemWalker,
+  isRecord,
+  mapTextContent,
+  type RequestFormat,
+  type ResultTransform,
+  textOf,
+} from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
@@ -57,32 +66,44 @@ export const openaiFormat: RequestFormat = {
     return { ...body, messages };
   },
 
-  mapToolResults(body, transform) {
-    const actions = new Actions();
-    const messages = messagesOf(body).map((m, i) => {
-      if (!isRecord(m)) return m;
-      if (m.role === "assistant") {
-        const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-        actions.assistant(
-          textOf(m.content),
-          calls.map((c) => ({
-            id: isRecord(c) ? c.id : undefined,
-            input: isRecord(c) && isRecord(c.function) ? c.function.arguments : undefined,
-          })),
-        );
-        return m;
-      }
-      if (m.role === "user") {
-        const content = mapTextContent(m.content, (text) => actions.observation(text, `#${i}`, transform));
-        actions.answered();
-        return content === m.content ? m : { ...m, content };
-      }
-      if (m.role !== "tool") return m;
-      const ref = typeof m.tool_call_id === "string" ? m.tool_call_id : `#${i}`;
-      const command = actions.commandOf(ref);
-      const content = mapTextContent(m.content, (text) => transform(text, ref, command));
-      return content === m.content ? m : { ...m, content };
-    });
-    return { ...body, messages };
+  toolResults: {
+    items: messagesOf,
+    withItems: (body, messages) => ({ ...body, messages }),
+    walker: () => new ChatWalker(),
   },
 };
+
+class ChatWalker implements ItemWalker {
+  constructor(private readonly actions = new Actions()) {}
+
+  fork(): ItemWalker {
+    return new ChatWalker(new Actions(this.actions));
+  }
+
+  map(m: unknown, i: number, transform?: ResultTransform): unknown {
+    if (!isRecord(m)) return m;
+    if (m.role === "assistant") {
+      const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+      this.actions.assistant(
+        textOf(m.content),
+        calls.map((c) => ({
+          id: isRecord(c) ? c.id : undefined,
+          input: isRecord(c) && isRecord(c.function) ? c.function.arguments : undefined,
+        })),
+      );
+      return m;
+    }
+    if (m.role === "user") {
+      const content = transform
+        ? mapTextContent(m.content, (text) => this.actions.observation(text, `#${i}`, transform))
+        : m.content;
+      this.actions.answered();
+      return content === m.content ? m : { ...m, content };
+    }
+    if (m.role !== "tool" || !transform) return m;
+    const ref = typeof m.tool_call_id === "string" ? m.tool_call_id : `#${i}`;
+    const command = this.actions.commandOf(ref);
+    const content = mapTextContent(m.content, (text) => transform(text, ref, command));
+    return content === m.content ? m : { ...m, content };
+  }
+}

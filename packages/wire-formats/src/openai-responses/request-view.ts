@@ -1,4 +1,11 @@
-import { Actions, fromLastModelTurn, isRecord, type RequestFormat, type ResultTransform } from "../request-view.ts";
+import {
+  Actions,
+  fromLastModelTurn,
+  type ItemWalker,
+  isRecord,
+  type RequestFormat,
+  type ResultTransform,
+} from "../request-view.ts";
 import { splitObservation } from "../observation.ts";
 
 // OpenAI Responses API: `instructions` is the system slot; `input` is a string or a list
@@ -128,30 +135,41 @@ export const openaiResponsesFormat: RequestFormat = {
     return instructions === body.instructions ? next : { ...next, instructions };
   },
 
-  mapToolResults(body, transform: ResultTransform) {
-    const actions = new Actions();
-    const original = itemsOf(body);
-    const items = original.map((item, i) => {
-      if (!isRecord(item)) return item;
-      if (item.type === "function_call") {
-        actions.assistant("", [{ id: item.call_id, input: item.arguments }]);
-        return item;
-      }
-      if (isMessage(item) && item.role === "assistant") {
-        actions.assistant(textOfContent(item.content), []);
-        return item;
-      }
-      if (isMessage(item) && item.role === "user") {
-        const content = mapContent(item.content, (text) => actions.observation(text, `#${i}`, transform));
-        actions.answered();
-        return content === item.content ? item : { ...item, content };
-      }
-      if (item.type !== "function_call_output") return item;
-      const ref = typeof item.call_id === "string" ? item.call_id : `#${i}`;
-      const command = actions.commandOf(ref);
-      const output = mapContent(item.output, (text) => transform(text, ref, command));
-      return output === item.output ? item : { ...item, output };
-    });
-    return withItems(body, items, original);
+  toolResults: {
+    items: itemsOf,
+    withItems,
+    walker: () => new ItemsWalker(),
   },
 };
+
+class ItemsWalker implements ItemWalker {
+  constructor(private readonly actions = new Actions()) {}
+
+  fork(): ItemWalker {
+    return new ItemsWalker(new Actions(this.actions));
+  }
+
+  map(item: unknown, i: number, transform?: ResultTransform): unknown {
+    if (!isRecord(item)) return item;
+    if (item.type === "function_call") {
+      this.actions.assistant("", [{ id: item.call_id, input: item.arguments }]);
+      return item;
+    }
+    if (isMessage(item) && item.role === "assistant") {
+      this.actions.assistant(textOfContent(item.content), []);
+      return item;
+    }
+    if (isMessage(item) && item.role === "user") {
+      const content = transform
+        ? mapContent(item.content, (text) => this.actions.observation(text, `#${i}`, transform))
+        : item.content;
+      this.actions.answered();
+      return content === item.content ? item : { ...item, content };
+    }
+    if (item.type !== "function_call_output" || !transform) return item;
+    const ref = typeof item.call_id === "string" ? item.call_id : `#${i}`;
+    const command = this.actions.commandOf(ref);
+    const output = mapContent(item.output, (text) => transform(text, ref, command));
+    return output === item.output ? item : { ...item, output };
+  }
+}
