@@ -547,7 +547,8 @@ describe("data plane: recall (terse_recall)", () => {
           await waitFor(() => h.fake.stats.generations === 2, { what: "the recall round at the upstream" });
           const exchange = await waitFor(() => exchanges[0], { what: "the client's response" });
           const waitingFrom = exchange.body.length;
-          const keepAlive = wire === messages ? /^event: ping\n/m : /^:[^\n]*\n/m;
+          // Anthropic's ping; a blank line for Gemini (gemini/recall.ts says why); an SSE comment elsewhere.
+          const keepAlive = wire === messages ? /^event: ping\n/m : wire === gemini ? /^\n\n/ : /^:[^\n]*\n/m;
           await waitFor(() => keepAlive.test(exchange.body.slice(waitingFrom)), {
             what: `a keep-alive after ${JSON.stringify(exchange.body.slice(-200))}`,
           });

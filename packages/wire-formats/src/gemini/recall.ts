@@ -1,5 +1,6 @@
 import type { ReportedUsage } from "../adapter.ts";
 import { isRecord, stringOf } from "../json.ts";
+import { geminiFormat } from "./request-view.ts";
 import {
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
@@ -109,7 +110,10 @@ function withPrior(meta: Json, prior: ReportedUsage): Json {
 export const geminiRecall: RecallFormat = {
   withTool(body) {
     const tools = Array.isArray(body.tools) ? body.tools : [];
-    if (tools.some(declares)) return body;
+    // Gemini refuses function declarations beside a JSON response (400 "Function calling
+    // with a response mime type: 'application/json' is unsupported"): such a request (a
+    // router's side call, not the session's turns) goes without the tool.
+    if (tools.some(declares) || geminiFormat.structuredOutput(body)) return body;
     // A tool object of its own: the caller's declarations stay byte for byte as sent.
     return { ...body, tools: [...tools, recallTool()] };
   },
@@ -168,9 +172,10 @@ const sse = (data: Json): string => `data: ${JSON.stringify(data)}\n\n`;
  * recall call, in the chunks held, reaches the client at the start of the continuation.
  */
 class GeminiRecallStream implements RecallStream {
-  // @google/genai's SSE reader (processStreamResponse) yields only events that start with
-  // `data:` and skips any other: an SSE comment is a safe keep-alive for it.
-  readonly keepAlive = ": keep-alive\n\n";
+  // A blank line: every SSE reader skips it. Not an SSE comment: @google/genai before 2.x
+  // (1.30, which Gemini CLI 0.61 bundles) only takes `data:` lines from the front of its
+  // buffer, so a comment there stays and every event after it piles up behind it.
+  readonly keepAlive = "\n\n";
 
   private prior: ReportedUsage | undefined;
   /** The client's response id (its first chunk's): continuations carry it on. */
