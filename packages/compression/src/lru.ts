@@ -7,14 +7,14 @@
  * the Map keeps compacting. A key used at least once per half of the limit never falls
  * out.
  */
-export class Lru<V> {
-  private readonly map = new Map<string, { value: V; stamp: number }>();
+export class Lru<V, K extends string | number = string> {
+  private readonly map = new Map<K, { value: V; stamp: number }>();
   /** Counts insertions: an entry's stamp says how many came after it. */
   private clock = 0;
 
   constructor(private readonly limit: number) {}
 
-  get(key: string): V | undefined {
+  get(key: K): V | undefined {
     const hit = this.map.get(key);
     if (hit === undefined) return undefined;
     if (this.clock - hit.stamp > this.limit / 2) {
@@ -25,11 +25,11 @@ export class Lru<V> {
     return hit.value;
   }
 
-  has(key: string): boolean {
+  has(key: K): boolean {
     return this.map.has(key);
   }
 
-  set(key: string, value: V): void {
+  set(key: K, value: V): void {
     this.map.delete(key);
     if (this.map.size >= this.limit) {
       const oldest = this.map.keys().next().value;
@@ -39,7 +39,7 @@ export class Lru<V> {
   }
 
   /** Removes and returns the entry: for values that are changed by whoever takes them. */
-  take(key: string): V | undefined {
+  take(key: K): V | undefined {
     const hit = this.map.get(key);
     this.map.delete(key);
     return hit?.value;

@@ -12,11 +12,16 @@ import { Lru } from "./lru.ts";
 // - hashing a 1 MB tool result to look it up costs more than estimating it: long texts
 //   are keyed by a fingerprint (their length and a few slices) and estimated from
 //   samples, so neither the lookup nor the count reads the whole text;
+// - a text is not looked up by itself either: a Map keyed by a string hashes every
+//   character of each new string it meets, and every request's texts are new strings
+//   (parsed from its body). The key is a number from the text's length and characters
+//   sampled across it; a hit is confirmed by comparing the text (short texts) or by a
+//   second such number (long ones), so no count is another text's by a clash of keys;
 // - a message is walked as a value, not serialised: JSON punctuation is added per field.
 
 /** Texts remembered; an agent session of a few hundred turns fits many times over. */
 const CACHE_LIMIT = 20_000;
-/** Up to this length a text is its own key (V8 hashes a string once and keeps the hash). */
+/** Up to this length a text is confirmed by itself (compared on a hit, a memcmp). */
 const SELF_KEYED_CHARS = 1_024;
 /**
  * Longer texts (a 30 KB command output, a 1 MB log) are counted from evenly spaced
@@ -26,13 +31,22 @@ const SELF_KEYED_CHARS = 1_024;
 const SAMPLE_ABOVE_CHARS = 3_000;
 const SAMPLES = 4;
 const SAMPLE_CHARS = 400;
-/** Characters of each slice in a long text's fingerprint. */
+/** Characters of each slice in a long text's fingerprint: at its start, thirds and end. */
 const FINGERPRINT_SLICE = 48;
+/** Characters a short text's key reads, spread over it (all of a text this short or shorter). */
+const KEY_SAMPLES = 32;
 /** Tokens of a field's JSON punctuation (`"key": ,`) and of a container's brackets: o200k, measured on the corpus. */
 const FIELD_OVERHEAD = 3;
 const CONTAINER_OVERHEAD = 1;
 
-const cache = new Lru<number>(CACHE_LIMIT);
+/** A remembered count and what confirms a hit: the text itself (short), or a second key (long). */
+interface Counted {
+  tokens: number;
+  text: string | undefined;
+  check: number;
+}
+
+const cache = new Lru<Counted, number>(CACHE_LIMIT);
 /** Exact counts live apart, so measuring never evicts what the hot path remembers. */
 const exactCache = new Lru<number>(CACHE_LIMIT);
 
@@ -56,31 +70,55 @@ function sampledTokens(text: string): number {
   return Math.round((tokens * text.length) / chars);
 }
 
+/** Mixes `code` into a 30-bit key (a small integer: a Map hashes it without allocating). */
+const mix = (h: number, code: number) => Math.imul(h ^ code, 0x5bd1e995) >>> 2;
+
+/** A short text's key: its length and up to KEY_SAMPLES characters spread over it. */
+function shortKey(text: string): number {
+  const step = Math.max(1, Math.floor(text.length / KEY_SAMPLES));
+  let h = mix(0x2f6b, text.length);
+  for (let i = 0; i < text.length; i += step) h = mix(h, text.charCodeAt(i));
+  return h;
+}
+
 /**
- * A long text's key: its length and slices at its start, thirds and end. Two texts that
- * share all of them get one estimate; the estimate is all that is at stake. Self-keyed
- * texts are at most 1,024 characters, a fingerprint is longer, so the two never meet.
+ * A long text's fingerprint: its length and slices at its start, thirds and end, read
+ * into two independent keys (the second confirms a hit on the first). Two texts that
+ * share all of them get one estimate; the estimate is all that is at stake.
  */
-function fingerprint(text: string): string {
+function longKeys(text: string): [number, number] {
   const third = Math.floor(text.length / 3);
-  return [
-    text.length,
-    text.slice(0, FINGERPRINT_SLICE),
-    text.slice(third, third + FINGERPRINT_SLICE),
-    text.slice(2 * third, 2 * third + FINGERPRINT_SLICE),
-    text.slice(-FINGERPRINT_SLICE),
-  ].join("\u0000");
+  const starts = [0, third, 2 * third, text.length - FINGERPRINT_SLICE];
+  let a = mix(0x1b873593, text.length);
+  let b = mix(0x7feb352d, text.length);
+  for (const start of starts) {
+    for (let i = start; i < start + FINGERPRINT_SLICE; i++) {
+      const c = text.charCodeAt(i);
+      a = mix(a, c);
+      b = mix(b ^ 0x68e31da4, c);
+    }
+  }
+  // Odd keys for long texts, even for short ones: the two never meet.
+  return [a | 1, b];
 }
 
 /** Tokens of one text, remembered. */
 function textTokens(text: string): number {
   if (text.length === 0) return 0;
-  const key = text.length <= SELF_KEYED_CHARS ? text : fingerprint(text);
+  if (text.length <= SELF_KEYED_CHARS) {
+    const key = shortKey(text) & ~1;
+    const hit = cache.get(key);
+    if (hit !== undefined && hit.text === text) return hit.tokens;
+    const tokens = countTokens(text);
+    cache.set(key, { tokens, text, check: 0 });
+    return tokens;
+  }
+  const [key, check] = longKeys(text);
   const hit = cache.get(key);
-  if (hit !== undefined) return hit;
-  const n = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text);
-  cache.set(key, n);
-  return n;
+  if (hit !== undefined && hit.text === undefined && hit.check === check) return hit.tokens;
+  const tokens = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text);
+  cache.set(key, { tokens, text: undefined, check });
+  return tokens;
 }
 
 /** Tokens of one piece of request content (a message, a system prompt, a tool list): its texts, plus punctuation. */
