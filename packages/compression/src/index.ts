@@ -101,12 +101,35 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
   };
 }
 
-/** Tokens of the parts only `before` has, less those of the parts only `after` has. */
+/**
+ * Tokens of the parts only `before` has, less those of the parts only `after` has. Most
+ * parts are the same object at the same place on both sides (a whole history, of which
+ * only the instruction's slot differs): those are passed over, and only the parts
+ * between them are looked for on the other side (a set for many; putting a parsed
+ * object in a set first gives it an identity hash, most of the cost when all went in).
+ */
 function tokensSaved(before: readonly unknown[], after: readonly unknown[]): number {
-  const inBefore = new Set(before);
-  const inAfter = new Set(after);
-  return sumTokens(before.filter((p) => !inAfter.has(p))) - sumTokens(after.filter((p) => !inBefore.has(p)));
+  let start = 0;
+  while (start < before.length && start < after.length && before[start] === after[start]) start++;
+  let end = 0;
+  while (
+    end < before.length - start &&
+    end < after.length - start &&
+    before[before.length - 1 - end] === after[after.length - 1 - end]
+  ) {
+    end++;
+  }
+  const onlyBefore = before.slice(start, before.length - end);
+  const onlyAfter = after.slice(start, after.length - end);
+  const inBefore = onlyAfter.length > FEW_PARTS ? new Set(before) : before;
+  const inAfter = onlyBefore.length > FEW_PARTS ? new Set(after) : after;
+  const has = (parts: ReadonlySet<unknown> | readonly unknown[], p: unknown) =>
+    parts instanceof Set ? parts.has(p) : (parts as readonly unknown[]).includes(p);
+  return sumTokens(onlyBefore.filter((p) => !has(inAfter, p))) - sumTokens(onlyAfter.filter((p) => !has(inBefore, p)));
 }
+
+/** Up to this many differing parts are looked for by a scan of the other side, not in a set. */
+const FEW_PARTS = 8;
 
 /** The input tokens of a whole request (estimated as on the hot path): for tools and benchmarks. */
 export function countInputTokens(provider: Provider, body: unknown): number {
