@@ -29,7 +29,11 @@ export interface CompressionSettings {
 }
 
 export interface CompressionResult {
-  /** A new object; the input is not mutated. */
+  /**
+   * A new object; the input is not mutated. Read-only: the messages compression changed
+   * are shared with the session's later results (a session's last request is kept to
+   * continue the next one from, context/trail.ts).
+   */
   body: unknown;
   /** null: response compression skipped. */
   intensity: Intensity | null;
@@ -57,7 +61,8 @@ const viewOf = (format: WireFormat): RequestFormat => ADAPTERS[format].view;
 
 /**
  * The one entry point (DESIGN.md section 5): the data plane, the benchmark and any tool
- * call it the same way. Pure: no I/O, the input is never mutated.
+ * call it the same way. Pure: no I/O, the input is never mutated, and the caller does not
+ * mutate it afterwards either (it is kept, read-only, until the session's next request).
  */
 export function compressRequest(provider: Provider, body: unknown, settings: CompressionSettings): CompressionResult {
   if (!isRecord(body)) return { body, intensity: null, reason: "not a JSON object", input_tokens_saved: 0 };
