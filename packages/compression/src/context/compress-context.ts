@@ -1,4 +1,4 @@
-import type { ResultTransform, ToolResultMapper } from "@terse/wire-formats";
+import type { ToolResultMapper } from "@terse/wire-formats";
 import { Lru } from "../lru.ts";
 import { countContentTokens } from "../tokens.ts";
 import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
@@ -81,7 +81,7 @@ export function compressContext(
   let saved = trail.savedAfter[shared - 1] ?? 0;
   for (let i = shared; i < items.length; i++) {
     const item = items[i];
-    const out = walker.map(item, i, results.transform);
+    const out = walker.map(item, i, (text, ref, command) => results.transform(text, ref, command));
     next[i] = out;
     if (out !== item) saved += countContentTokens(item) - countContentTokens(out);
     trail.outputs.push(out === item ? undefined : out);
@@ -122,7 +122,7 @@ class ResultCompression {
     this.chain = trail.steps.at(-1)?.key ?? trail.mode;
   }
 
-  readonly transform: ResultTransform = (text, ref, command) => {
+  transform(text: string, ref: string, command: string | undefined): string {
     const trail = this.trail;
     const i = trail.texts.length;
     trail.texts.push(text);
@@ -156,7 +156,7 @@ class ResultCompression {
     trail.steps.push({ hash, ref, visible, key, handle: visible === text ? undefined : recallHandleOf(hash) });
     this.chain = key;
     return visible;
-  };
+  }
 
   /** Keeps the state after the last result for the session's next request. */
   finish(): void {

@@ -61,10 +61,13 @@ export function trailResent(mode: string, items: readonly unknown[]): { trail: T
     if (trail.mode !== mode) continue;
     const m = Math.min(trail.items.length, items.length);
     if (m === 0) continue;
-    const probe = sameJson(items[m - 1], trail.items[m - 1]) || (m >= 2 && sameJson(items[m - 2], trail.items[m - 2]));
-    if (!probe) continue;
+    const last = sameJson(items[m - 1], trail.items[m - 1]);
+    if (!last && !(m >= 2 && sameJson(items[m - 2], trail.items[m - 2]))) continue;
+    // The item the probe found the same is not compared again (often the newest, longest result).
+    const known = last ? m - 1 : m - 2;
     let shared = 0;
-    while (shared < m && sameJson(items[shared], trail.items[shared])) shared++;
+    while (shared < known && sameJson(items[shared], trail.items[shared])) shared++;
+    if (shared === known) shared = known + 1;
     if (shared > 0 && (trail.resultsAfter[shared - 1] ?? 0) > 0 && shared > (best?.shared ?? 0)) {
       best = { trail, shared };
       if (shared === trail.items.length) break;
