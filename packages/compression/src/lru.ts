@@ -49,3 +49,46 @@ export class Lru<V, K extends string | number = string> {
     this.map.clear();
   }
 }
+
+/** Mixes `code` into a 30-bit key (a small integer: a Map hashes it without allocating). */
+export const mixKey = (h: number, code: number) => Math.imul(h ^ code, 0x5bd1e995) >>> 2;
+
+/** Characters a text's key reads, spread over it (all of a text this short or shorter). */
+const KEY_SAMPLES = 32;
+
+/**
+ * A text's key for TextLru: its length and up to KEY_SAMPLES characters spread over it.
+ * A Map keyed by the text itself hashes every character of each new string it meets, and
+ * every request's texts are new strings (parsed from its body).
+ */
+export function textKey(text: string): number {
+  const step = Math.max(1, Math.floor(text.length / KEY_SAMPLES));
+  let h = mixKey(0x2f6b, text.length);
+  for (let i = 0; i < text.length; i += step) h = mixKey(h, text.charCodeAt(i));
+  return h;
+}
+
+/**
+ * An Lru by text, looked up by textKey and confirmed by comparing the text (a memcmp):
+ * texts that share a key replace each other, and a value is never another text's.
+ */
+export class TextLru<V> {
+  private readonly lru: Lru<{ text: string; value: V }, number>;
+
+  constructor(limit: number) {
+    this.lru = new Lru(limit);
+  }
+
+  get(text: string): V | undefined {
+    const hit = this.lru.get(textKey(text));
+    return hit !== undefined && hit.text === text ? hit.value : undefined;
+  }
+
+  set(text: string, value: V): void {
+    this.lru.set(textKey(text), { text, value });
+  }
+
+  clear(): void {
+    this.lru.clear();
+  }
+}

@@ -1,5 +1,5 @@
 import { countTokens } from "gpt-tokenizer";
-import { Lru } from "./lru.ts";
+import { Lru, mixKey as mix, textKey } from "./lru.ts";
 
 // Token counts for "input tokens before and after compression". gpt-tokenizer's o200k
 // encoding is OpenAI's own; Anthropic and Gemini publish no offline tokenizer for their
@@ -33,8 +33,6 @@ const SAMPLES = 4;
 const SAMPLE_CHARS = 400;
 /** Characters of each slice in a long text's fingerprint: at its start, thirds and end. */
 const FINGERPRINT_SLICE = 48;
-/** Characters a short text's key reads, spread over it (all of a text this short or shorter). */
-const KEY_SAMPLES = 32;
 /** Tokens of a field's JSON punctuation (`"key": ,`) and of a container's brackets: o200k, measured on the corpus. */
 const FIELD_OVERHEAD = 3;
 const CONTAINER_OVERHEAD = 1;
@@ -70,17 +68,6 @@ function sampledTokens(text: string): number {
   return Math.round((tokens * text.length) / chars);
 }
 
-/** Mixes `code` into a 30-bit key (a small integer: a Map hashes it without allocating). */
-const mix = (h: number, code: number) => Math.imul(h ^ code, 0x5bd1e995) >>> 2;
-
-/** A short text's key: its length and up to KEY_SAMPLES characters spread over it. */
-function shortKey(text: string): number {
-  const step = Math.max(1, Math.floor(text.length / KEY_SAMPLES));
-  let h = mix(0x2f6b, text.length);
-  for (let i = 0; i < text.length; i += step) h = mix(h, text.charCodeAt(i));
-  return h;
-}
-
 /**
  * A long text's fingerprint: its length and slices at its start, thirds and end, read
  * into two independent keys (the second confirms a hit on the first). Two texts that
@@ -106,7 +93,7 @@ function longKeys(text: string): [number, number] {
 function textTokens(text: string): number {
   if (text.length === 0) return 0;
   if (text.length <= SELF_KEYED_CHARS) {
-    const key = shortKey(text) & ~1;
+    const key = textKey(text) & ~1;
     const hit = cache.get(key);
     if (hit !== undefined && hit.text === text) return hit.tokens;
     const tokens = countTokens(text);
