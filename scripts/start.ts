@@ -77,10 +77,16 @@ function relay(name: string, proc: RunningProcess): void {
   proc.child.stderr?.on("data", write);
 }
 
+/** As the data-plane image runs it (Dockerfile: a larger young generation for per-request garbage). */
+const DATA_PLANE_NODE_FLAGS = ["--min-semi-space-size=16"];
+
 /** A service's bundle under plain node, in its runtime tree, as its image runs it (--dev: its sources under tsx watch). */
 function startService(name: string, env: Record<string, string>): RunningProcess {
   if (DEV) return startProcess(TSX, ["watch", "--clear-screen=false", `services/${name}/src/main.ts`], env);
-  return startProcess(process.execPath, [`services/${name}/dist/main.mjs`], env, { cwd: join(RUNTIME, name) });
+  const flags = name === "data-plane" ? DATA_PLANE_NODE_FLAGS : [];
+  return startProcess(process.execPath, [...flags, `services/${name}/dist/main.mjs`], env, {
+    cwd: join(RUNTIME, name),
+  });
 }
 
 async function main(): Promise<void> {

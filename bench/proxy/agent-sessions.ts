@@ -29,8 +29,8 @@ const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 8);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const LEVEL = "standard";
-/** Extra node flags for the data plane, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
-const NODE_FLAGS = (process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+/** The data plane's node flags as its image has them (Dockerfile), and extra ones, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const NODE_FLAGS = ["--min-semi-space-size=16", ...(process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
 
 const tmp = mkdtempSync(join(tmpdir(), "terse-agent-bench-"));
 process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));

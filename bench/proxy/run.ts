@@ -37,8 +37,8 @@ const ONLY = (process.env.BENCH_TARGETS ?? "").split(",").filter(Boolean);
 const BASELINE_TREES = process.env.BENCH_DP_BASELINE;
 /** Streams per target in the time-to-first-byte measurement (sequential, targets interleaved). */
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
-/** Extra node flags for the data plane, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
-const NODE_FLAGS = (process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+/** The data plane's node flags as its image has them (Dockerfile), and extra ones, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const NODE_FLAGS = ["--min-semi-space-size=16", ...(process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
 const tmp = mkdtempSync(join(tmpdir(), "terse-bench-"));
 // The service trees alone are some 50 MB a run: gone however the run ends.
 process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import { ADAPTERS, isRecord, type RequestFormat, splitObservation, type WireForm
 import { compressContext, forgetContextWork } from "./context/compress-context.ts";
 import { compressInputText, forgetInputTexts } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
-import { detectIntensity } from "./smart-detect.ts";
+import { detectIntensity, forgetSignals } from "./smart-detect.ts";
 import { forgetTokenCounts, sumTokens } from "./tokens.ts";
 
 export { CONTEXT_LEVELS } from "./context/levels.ts";
@@ -54,6 +54,7 @@ export function forgetRemembered(): void {
   forgetTokenCounts();
   forgetContextWork();
   forgetInputTexts();
+  forgetSignals();
 }
 
 /** How compression sees each wire format: its adapter's view. */
