@@ -48,6 +48,8 @@ const settings = (level: ContextCompressLevel): CompressionSettings => ({
   smart_detect_enabled: false,
   context_compress: true,
   context_compress_level: level,
+  // As the product runs it: with context compression on, every cut names its recall handle.
+  recall: true,
 });
 
 type Json = Record<string, unknown>;
