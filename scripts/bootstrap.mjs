@@ -102,7 +102,8 @@ const dashboardSources = execFileSync("ls", [join(root, "services/control-plane/
   .map((f) => `services/control-plane/dashboard/src/${f}`);
 step(
   "dashboard-build",
-  ["services/control-plane/dashboard/build.mjs", ...dashboardSources],
+  // The key settings' vocabulary is bundled in from @terse/keys.
+  ["services/control-plane/dashboard/build.mjs", "packages/keys/src/settings.ts", ...dashboardSources],
   ["services/control-plane/public/build/app.js"],
   () => sh(process.execPath, ["services/control-plane/dashboard/build.mjs"]),
 );

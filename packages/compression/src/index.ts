@@ -1,4 +1,5 @@
 import { ADAPTERS, isRecord, type RequestFormat, splitObservation, type WireFormat } from "@terse/wire-formats";
+import type { CompressionSettingsOfKey } from "@terse/keys/settings";
 import { compressContext, forgetContextWork } from "./context/compress-context.ts";
 import { compressInputText, forgetInputTexts } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
@@ -16,14 +17,10 @@ export { countContentTokens, countExactTokens } from "./tokens.ts";
 
 /** A request's wire format (@terse/wire-formats declares the set): how compression reads it. */
 export type Provider = WireFormat;
-export type ContextCompressLevel = "conservative" | "standard" | "aggressive";
+export type { ContextCompressLevel } from "@terse/keys/settings";
 
-export interface CompressionSettings {
-  intensity: Intensity;
-  auto_compress_input: boolean;
-  smart_detect_enabled: boolean;
-  context_compress: boolean;
-  context_compress_level: ContextCompressLevel;
+/** A key's settings (@terse/keys/settings), and what the request itself decides. */
+export interface CompressionSettings extends CompressionSettingsOfKey {
   /** Cuts name a recall handle, and the originals cut are returned (issue 18); off when left out. */
   recall?: boolean;
 }

@@ -6,7 +6,9 @@
 // messages, identifiers and any format the user asked for. Only the prose around them
 // gets shorter.
 
-export type Intensity = "lite" | "full" | "ultra";
+import type { Intensity } from "@terse/keys/settings";
+
+export type { Intensity };
 
 const KEEP_EXACT =
   "Keep code, commands, file paths, URLs, numbers, identifiers, error messages and quoted text exactly as they are, " +

@@ -4,6 +4,8 @@
 // Curly braces are Redis Cluster hash tags: a key record and its rate-limit window carry
 // the same tag, so the data plane's one Lua script per request touches a single slot.
 
+import type { CompressionSettingsOfKey, ContextCompressLevel, Intensity } from "./settings.ts";
+
 export const cacheKeyFor = (keyHash: string) => `svc:key:{${keyHash}}`;
 /**
  * The rate-limit window: second buckets plus their running sum (`w2`). The layout before
@@ -33,22 +35,12 @@ export const quotaExceededKeyFor = (yyyymm: string) => `svc:quota:exceeded:${yyy
 /** Pub/sub channel announcing a change to any month's quota set. */
 export const QUOTA_CHANNEL = "svc:quota:changed";
 
-export const INTENSITIES = ["lite", "full", "ultra"] as const;
-export type Intensity = (typeof INTENSITIES)[number];
-export const CONTEXT_LEVELS = ["conservative", "standard", "aggressive"] as const;
-export type ContextCompressLevel = (typeof CONTEXT_LEVELS)[number];
-
-/** What the data plane needs to serve a request for one key. */
-export interface CachedKey {
+/** What the data plane needs to serve a request for one key: who, how fast, and its compression settings. */
+export interface CachedKey extends CompressionSettingsOfKey {
   key_id: string;
   account_id: string;
   plan: string;
   rate_limit_rpm: number;
-  intensity: Intensity;
-  auto_compress_input: boolean;
-  smart_detect_enabled: boolean;
-  context_compress: boolean;
-  context_compress_level: ContextCompressLevel;
 }
 
 /** Field order of the hash; the data plane's Lua script reads them with HMGET in this order. */

@@ -9,3 +9,4 @@ export {
 } from "./format.ts";
 export { couldBeRecordId, newId } from "./ids.ts";
 export * from "./cache-layout.ts";
+export * from "./settings.ts";

@@ -1,4 +1,5 @@
 import { nameFault, textFault } from "@terse/identifiers";
+import { INTENSITIES } from "@terse/keys/settings";
 import { PROVIDERS } from "@terse/wire-formats";
 import { z } from "zod";
 
@@ -72,7 +73,7 @@ export const usageEventSchema = z
     /** True when the proxy counted tokens itself (no usage from upstream: error, abort). */
     estimated: z.boolean(),
     /** Response-compression level applied, null when none (structured output, compression off). */
-    intensity: z.enum(["lite", "full", "ultra"]).nullable(),
+    intensity: z.enum(INTENSITIES).nullable(),
     compression_reason: text(256).nullable(),
     latency_ms: count,
     /** ISO 8601. */

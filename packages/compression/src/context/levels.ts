@@ -1,7 +1,9 @@
 // Context compression levels differ only in these thresholds (issue 5). Sizes are in
 // characters of one tool result's text: the unit the agent's tools cap their output in.
 
-export type ContextLevel = "conservative" | "standard" | "aggressive";
+import type { ContextCompressLevel } from "@terse/keys/settings";
+
+export type ContextLevel = ContextCompressLevel;
 
 export interface ContextLimits {
   /** A tool result shorter than this is never touched, not even by a reference. */

@@ -1,30 +1,22 @@
 // The same HTTP endpoints as any client (spec section 4), with the error envelope
 // {"error": {message, type, code, param?}} turned into ApiFailure.
 
-export type Intensity = "lite" | "full" | "ultra";
-export type ContextLevel = "conservative" | "standard" | "aggressive";
+import {
+  CONTEXT_LEVELS,
+  type ContextCompressLevel,
+  INTENSITIES,
+  type Intensity,
+  KEY_DEFAULTS,
+  type KeySettingsFields,
+} from "@terse/keys/settings";
 
-export const INTENSITIES: readonly Intensity[] = ["lite", "full", "ultra"];
-export const CONTEXT_LEVELS: readonly ContextLevel[] = ["conservative", "standard", "aggressive"];
-
-export interface KeySettings {
-  name: string;
-  intensity: Intensity;
-  auto_compress_input: boolean;
-  smart_detect_enabled: boolean;
-  context_compress: boolean;
-  context_compress_level: ContextLevel;
-}
+// The settings' vocabulary is the server's own (@terse/keys/settings), bundled in.
+export { CONTEXT_LEVELS, INTENSITIES, type Intensity };
+export type ContextLevel = ContextCompressLevel;
+export type KeySettings = KeySettingsFields;
 
 /** Spec 2.1: what a key gets when the create body leaves a field out. */
-export const DEFAULT_SETTINGS: KeySettings = {
-  name: "Default",
-  intensity: "full",
-  auto_compress_input: false,
-  smart_detect_enabled: true,
-  context_compress: false,
-  context_compress_level: "standard",
-};
+export const DEFAULT_SETTINGS: KeySettings = KEY_DEFAULTS;
 
 export interface Key extends KeySettings {
   id: string;

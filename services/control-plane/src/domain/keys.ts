@@ -1,10 +1,17 @@
 import type { Plans } from "@terse/config";
 import type { Db, Plan, ServiceKey } from "@terse/db";
 import { ApiError } from "@terse/errors";
-import { couldBeRecordId, generateRawKey, hashKey, keyPrefixOf, newId } from "@terse/keys";
+import {
+  couldBeRecordId,
+  generateRawKey,
+  hashKey,
+  KEY_DEFAULTS as SETTINGS_DEFAULTS,
+  keyPrefixOf,
+  newId,
+} from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { KeyCache } from "../infra/key-cache.ts";
-import { DuplicateNameError, type KeySettings, type KeyStore } from "../infra/key-store.ts";
+import { DuplicateNameError, type KeySettings, type KeyStore, storeNamesOf } from "../infra/key-store.ts";
 import { cacheWritingTransaction, type Tx } from "../infra/transactions.ts";
 import { cacheEntryOf, cacheEntryOfRow } from "./cache-entry.ts";
 
@@ -13,15 +20,8 @@ import { cacheEntryOf, cacheEntryOfRow } from "./cache-entry.ts";
 // cannot be written the transaction rolls back (503). If the commit itself fails after
 // Redis was written, the touched records are repaired from what Postgres holds.
 
-/** Spec 2.1 "Default on create". */
-export const KEY_DEFAULTS: KeySettings = {
-  name: "Default",
-  intensity: "full",
-  autoCompressInput: false,
-  smartDetectEnabled: true,
-  contextCompress: false,
-  contextCompressLevel: "standard",
-};
+/** Spec 2.1 "Default on create" (@terse/keys/settings), in the store's names. */
+export const KEY_DEFAULTS = storeNamesOf(SETTINGS_DEFAULTS) as KeySettings;
 
 export interface IssuedKey {
   record: ServiceKey;

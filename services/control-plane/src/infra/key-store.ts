@@ -1,5 +1,6 @@
 import type { ContextCompressLevel, Db, Intensity, Plan, ServiceKey } from "@terse/db";
 import { Prisma } from "@terse/db";
+import type { KeySettingsFields } from "@terse/keys";
 import type { Tx } from "./transactions.ts";
 
 // Service keys in Postgres. Functions that take `tx` run inside the caller's
@@ -20,6 +21,18 @@ export interface KeySettings {
   smartDetectEnabled: boolean;
   contextCompress: boolean;
   contextCompressLevel: ContextCompressLevel;
+}
+
+/** A key's settings by their API names (@terse/keys/settings) -> the store's; fields left out stay out. */
+export function storeNamesOf(api: Partial<KeySettingsFields>): Partial<KeySettings> {
+  const out: Partial<KeySettings> = {};
+  if (api.name !== undefined) out.name = api.name;
+  if (api.intensity !== undefined) out.intensity = api.intensity;
+  if (api.auto_compress_input !== undefined) out.autoCompressInput = api.auto_compress_input;
+  if (api.smart_detect_enabled !== undefined) out.smartDetectEnabled = api.smart_detect_enabled;
+  if (api.context_compress !== undefined) out.contextCompress = api.context_compress;
+  if (api.context_compress_level !== undefined) out.contextCompressLevel = api.context_compress_level;
+  return out;
 }
 
 export interface NewKey extends KeySettings {

@@ -1,7 +1,7 @@
 import { nameFault } from "@terse/identifiers";
 import { CONTEXT_LEVELS, INTENSITIES } from "@terse/keys";
 import { z } from "zod";
-import type { KeySettings } from "../infra/key-store.ts";
+import { type KeySettings, storeNamesOf } from "../infra/key-store.ts";
 
 // The settable fields of a key (spec 2.1 and 4.1), shared by create and PATCH. Each
 // message completes "<field> ..." in the 400 that names the field.
@@ -31,14 +31,7 @@ export type KeySettingsBody = z.infer<typeof keySettingsBody>;
 
 /** API field names -> the store's. */
 export function toKeySettings(body: KeySettingsBody): Partial<KeySettings> {
-  const out: Partial<KeySettings> = {};
-  if (body.name !== undefined) out.name = body.name;
-  if (body.intensity !== undefined) out.intensity = body.intensity;
-  if (body.auto_compress_input !== undefined) out.autoCompressInput = body.auto_compress_input;
-  if (body.smart_detect_enabled !== undefined) out.smartDetectEnabled = body.smart_detect_enabled;
-  if (body.context_compress !== undefined) out.contextCompress = body.context_compress;
-  if (body.context_compress_level !== undefined) out.contextCompressLevel = body.context_compress_level;
-  return out;
+  return storeNamesOf(body);
 }
 
 /** Rotate and DELETE take no request body; an empty JSON object is accepted too. */

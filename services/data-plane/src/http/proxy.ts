@@ -13,6 +13,7 @@ import { parse as parseUrl, type UrlWithStringQuery } from "node:url";
 import { type CompressionResult, compressRequest } from "@terse/compression";
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
+import { compressionSettingsOf } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { UsageEvent } from "@terse/usage-events";
 import {
@@ -567,16 +568,8 @@ function compress(
 ): CompressionResult | undefined {
   const part = adapter.compressible(body, op);
   if (!part) return undefined;
-  const k = admitted.key;
   try {
-    const result = compressRequest(adapter.id, part.body, {
-      intensity: k.intensity,
-      auto_compress_input: k.auto_compress_input,
-      smart_detect_enabled: k.smart_detect_enabled,
-      context_compress: k.context_compress,
-      context_compress_level: k.context_compress_level,
-      recall,
-    });
+    const result = compressRequest(adapter.id, part.body, { ...compressionSettingsOf(admitted.key), recall });
     return { ...result, body: part.put(result.body as Record<string, unknown>) };
   } catch (err) {
     logger.error({ err, req_id: id }, "compression failed; forwarding the original body");
