@@ -34,6 +34,7 @@ import { recallToolTokens } from "../domain/recall-tool.ts";
 import { redactProviderKey } from "../domain/redact.ts";
 import { estimateTokens, requestText } from "../domain/token-estimate.ts";
 import { UsageTap } from "../domain/usage-tap.ts";
+import { newestTurnTokens, withoutTerse } from "../domain/without-terse.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { CallerGone, readJsonObject } from "./body.ts";
@@ -86,6 +87,10 @@ interface Exchange {
   /** Recall rounds so far, and the usage of the rounds before the current one. */
   rounds: number;
   prior?: { usage: ReportedUsage; estimated: boolean };
+  /** The first round's usage, once a recall round started: without terse's cuts it would have been the only one. */
+  firstRound?: { usage: ReportedUsage; estimated: boolean };
+  /** Tokens of the newest turn of the request as the caller sent it, when compression saw it (domain/without-terse.ts). */
+  newestTurn: number | undefined;
   /** What the current round sent upstream: its body and headers (a recall round sends them again, with more). */
   sentBody: Record<string, unknown> | undefined;
   upstreamHeaders?: IncomingHttpHeaders;
@@ -209,6 +214,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         upstream,
         payload: upstream.body ? Buffer.from(JSON.stringify(upstream.body)) : undefined,
         compression,
+        newestTurn: body && compression ? newestTurnTokens(adapter, op, body) : undefined,
         timing: { auth, body: bodyMs, compression: compressionMs },
         tap: new UsageTap(adapter),
         recall: op.kind === "generate" ? recall : undefined,
@@ -370,6 +376,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       request: ex.sentBody ?? {},
       send: (body) => sendRound(ex, body),
       startRound(body) {
+        ex.firstRound ??= usageSoFar(ex);
         ex.prior = usageSoFar(ex);
         ex.tap = new UsageTap(ex.adapter);
         ex.sentBody = body;
@@ -471,7 +478,8 @@ export function createProxyHandler(deps: ProxyDeps) {
     const { usage: reported, estimated } = usageSoFar(ex);
     const input = reported.input;
     const output = reported.output;
-    const saved = Math.max(0, ex.compression?.input_tokens_saved ?? 0);
+    const saved = ex.compression?.input_tokens_saved ?? 0;
+    const first = ex.firstRound ?? { usage: reported, estimated };
     return {
       event_id: ex.id,
       key_id: ex.admitted.key.key_id,
@@ -484,7 +492,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       output_tokens: output,
       cache_read_tokens: reported.cacheRead,
       cache_write_tokens: reported.cacheWrite,
-      input_tokens_before_compression: input + saved,
+      ...withoutTerse(ex.adapter.view, first.usage, saved, ex.newestTurn, first.estimated),
       estimated,
       intensity: ex.compression?.intensity ?? null,
       compression_reason: ex.compression ? ex.compression.reason.slice(0, 256) : null,
