@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type Intensity, instructionFor } from "@terse/compression";
+import { recallKeyFor } from "@terse/keys";
 import {
   type Endpoint,
   type ReceivedRequest,
@@ -341,7 +342,7 @@ export async function prepareRecall(ctx: AgentContext, name: string): Promise<Re
     { length: 40 },
     (_, i) => `[build ${String(i + 1).padStart(4, "0")}] ${tag} linked step ${i + 1}`,
   );
-  const kept = `svc:recall:${accountIdOf(agent.account)}:${handle}`;
+  const kept = recallKeyFor(accountIdOf(agent.account), handle);
   const set = await exec("redis-cli", ["-u", agent.rig.redis.url, "SET", kept, lines.join("\n"), "EX", "3600"]);
   expect(set.stdout.trim()).to.equal("OK");
   const { from, to } = RECALL_LINES;
