@@ -1,19 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { type GenerateContentResponse, GoogleGenAI } from "@google/genai";
-import { close, listen, REPO_ROOT } from "@terse/testkit";
 import { expect } from "chai";
-import {
-  ADAPTERS,
-  addUsage,
-  RECALL_TOOL_NAME,
-  type RecallCall,
-  type RecallFormat,
-  type ReportedUsage,
-  SseSplitter,
-} from "../src/index.ts";
+import { ADAPTERS, addUsage, RECALL_TOOL_NAME, type RecallCall, type ReportedUsage } from "../src/index.ts";
+import { eventsOf, FIXTURES, frozen, NONE, recallOf, served } from "./recall-kit.ts";
 
 // Recall in Anthropic messages and Gemini generateContent: the tool terse adds, the
 // calls it answers, the next round's request, and one client stream made of several
@@ -23,36 +14,6 @@ import {
 
 type Json = Record<string, unknown>;
 type Format = "anthropic" | "gemini";
-
-const FIXTURES = join(REPO_ROOT, "..", "shared", "corpus", "wire-fixtures");
-const NONE: ReportedUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-
-const recallOf = (format: Format): RecallFormat => {
-  const recall = ADAPTERS[format].recall;
-  if (!recall) throw new Error(`${format} has no recall`);
-  return recall;
-};
-
-/** A frozen copy: a recall function that mutated its input would throw. */
-function frozen<T>(value: T): T {
-  const copy = structuredClone(value);
-  const freeze = (v: unknown): void => {
-    if (typeof v !== "object" || v === null) return;
-    Object.freeze(v);
-    for (const x of Object.values(v)) freeze(x);
-  };
-  freeze(copy);
-  return copy;
-}
-
-/** The SSE events of a stream's text, as the data plane splits them. */
-function eventsOf(text: string): { raw: string; data: unknown }[] {
-  const events: { raw: string; data: unknown }[] = [];
-  const splitter = new SseSplitter((raw, data) => events.push({ raw, data }));
-  splitter.push(text);
-  splitter.flush();
-  return events;
-}
 
 interface Relayed {
   /** What the client receives. */
@@ -93,23 +54,6 @@ function relay(format: Format, rounds: string[], maxRounds = rounds.length - 1):
     }
   }
   return out;
-}
-
-/** Serves `body` as an event stream to every request, for an SDK to read. */
-async function served<T>(body: string, use: (url: string) => Promise<T>): Promise<T> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(body);
-    });
-  });
-  const url = await listen(server);
-  try {
-    return await use(url);
-  } finally {
-    await close(server);
-  }
 }
 
 // --- Anthropic messages ---------------------------------------------------------------

@@ -1,7 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { join } from "node:path";
-import { close, listen, REPO_ROOT } from "@terse/testkit";
 import { expect } from "chai";
 import OpenAI from "openai";
 import {
@@ -10,11 +8,10 @@ import {
   isUsageOnlyChunk,
   RECALL_TOOL_NAME,
   type RecallCall,
-  type RecallFormat,
   type ReportedUsage,
-  SseSplitter,
   UsageChunkFilter,
 } from "../src/index.ts";
+import { eventsOf, FIXTURES, frozen, NONE, recallOf, served } from "./recall-kit.ts";
 
 // Recall in OpenAI chat completions and the Responses API: the tool terse adds, the
 // calls it answers, the next round's request, and one client stream made of several
@@ -25,37 +22,9 @@ import {
 type Json = Record<string, unknown>;
 type Format = "openai" | "openai-responses";
 
-const FIXTURES = join(REPO_ROOT, "..", "shared", "corpus", "wire-fixtures", "openai");
-const NONE: ReportedUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+const OPENAI_FIXTURES = join(FIXTURES, "openai");
 const RECALL_ARGS = { handle: "3f2a9c0d1b7e", lines: "120-480" };
 const CLIENT_ARGS = { path: "src/a.ts" };
-
-function recallOf(format: Format): RecallFormat {
-  const recall = ADAPTERS[format].recall;
-  if (!recall) throw new Error(`${format} has no recall`);
-  return recall;
-}
-
-/** A frozen copy: a recall function that mutated its input would throw. */
-function frozen<T>(value: T): T {
-  const copy = structuredClone(value);
-  const freeze = (v: unknown): void => {
-    if (typeof v !== "object" || v === null) return;
-    Object.freeze(v);
-    for (const x of Object.values(v)) freeze(x);
-  };
-  freeze(copy);
-  return copy;
-}
-
-/** The SSE events of a stream's text, as the data plane splits them. */
-function eventsOf(text: string): { raw: string; data: unknown }[] {
-  const events: { raw: string; data: unknown }[] = [];
-  const splitter = new SseSplitter((raw, data) => events.push({ raw, data }));
-  splitter.push(text);
-  splitter.flush();
-  return events;
-}
 
 const datasOf = (text: string): Json[] =>
   eventsOf(text)
@@ -64,7 +33,7 @@ const datasOf = (text: string): Json[] =>
 
 /** The recorded streams of a Jest snapshot file, unescaped to the bytes the API sent. */
 function recordedStreams(file: string): string[] {
-  const snap = readFileSync(join(FIXTURES, file), "utf8");
+  const snap = readFileSync(join(OPENAI_FIXTURES, file), "utf8");
   return [...snap.matchAll(/^exports\[`[^`]+`\] = `\n"([\s\S]*?)"\n`;$/gm)].map((m) =>
     (m[1] ?? "").replace(/\\(.)/g, "$1"),
   );
@@ -110,20 +79,9 @@ function relay(format: Format, rounds: string[], maxRounds = rounds.length - 1):
 }
 
 /** Serves `body` as an event stream to every request, for the SDK to read. */
-async function served<T>(body: string, use: (client: OpenAI) => Promise<T>): Promise<T> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(body);
-    });
-  });
-  const url = await listen(server);
-  try {
-    return await use(new OpenAI({ baseURL: `${url}/v1`, apiKey: "test-key", maxRetries: 0 }));
-  } finally {
-    await close(server);
-  }
+/** An SDK client reading `body` from a local server. */
+function servedTo<T>(body: string, use: (client: OpenAI) => Promise<T>): Promise<T> {
+  return served(body, (url) => use(new OpenAI({ baseURL: `${url}/v1`, apiKey: "test-key", maxRetries: 0 })));
 }
 
 // --- chat completions ------------------------------------------------------------------
@@ -202,7 +160,7 @@ const clientCall: ChatCall = { id: "call_client", name: "read_file", args: CLIEN
 
 /** The SDK's ChatCompletionStream over the relayed bytes: its final completion and what it emitted. */
 async function chatClient(sent: string) {
-  return served(sent, async (client) => {
+  return servedTo(sent, async (client) => {
     const stream = client.chat.completions.stream({
       model: "gpt-4o-2024-08-06",
       messages: [{ role: "user", content: "What does line 300 say?" }],
@@ -695,7 +653,7 @@ const clientItem: ResponsesItem = {
 
 /** The SDK's ResponseStream over the relayed bytes: its final response and what it emitted. */
 async function responsesClient(sent: string) {
-  return served(sent, async (client) => {
+  return servedTo(sent, async (client) => {
     const stream = client.responses.stream({ model: "gpt-5", input: "What does line 300 say?" });
     const deltas: string[] = [];
     const types: string[] = [];
