@@ -81,24 +81,41 @@ function recallCall(call: Json): RecallCall {
   return { id: stringOf(call.id) ?? "", args: parseArguments(fn.arguments) };
 }
 
-/** A chat usage object whose counts are `u` (its other details kept). */
-function usageWith(base: unknown, u: ReportedUsage): Json {
+/**
+ * How an OpenAI usage object names its counts: chat completions' prompt/completion
+ * tokens, the Responses API's input/output tokens; cache reads in their details either way.
+ */
+export interface UsageNames {
+  input: string;
+  output: string;
+  details: string;
+}
+
+const CHAT_USAGE: UsageNames = {
+  input: "prompt_tokens",
+  output: "completion_tokens",
+  details: "prompt_tokens_details",
+};
+
+/** A usage object whose counts are `u` (its other details kept). */
+export function usageWith(names: UsageNames, base: unknown, u: ReportedUsage): Json {
   const usage = isRecord(base) ? base : {};
-  const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : undefined;
+  const details = isRecord(usage[names.details]) ? (usage[names.details] as Json) : undefined;
   return {
     ...usage,
-    prompt_tokens: u.input,
-    completion_tokens: u.output,
+    [names.input]: u.input,
+    [names.output]: u.output,
     total_tokens: u.input + u.output,
-    ...(details || u.cacheRead > 0 ? { prompt_tokens_details: { ...details, cached_tokens: u.cacheRead } } : {}),
+    ...(details || u.cacheRead > 0 ? { [names.details]: { ...details, cached_tokens: u.cacheRead } } : {}),
   };
 }
 
-function reportedOf(usage: Json): ReportedUsage {
-  const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
+/** The counts of a usage object (OpenAI writes no cache writes: its cache costs nothing to fill). */
+export function reportedOf(names: UsageNames, usage: Json): ReportedUsage {
+  const details = isRecord(usage[names.details]) ? (usage[names.details] as Json) : {};
   return {
-    input: count(usage.prompt_tokens),
-    output: count(usage.completion_tokens),
+    input: count(usage[names.input]),
+    output: count(usage[names.output]),
     cacheRead: count(details.cached_tokens),
     cacheWrite: 0,
   };
@@ -157,7 +174,7 @@ export const chatRecall: RecallFormat = {
       id: first.id,
       created: first.created,
       choices: [merged, ...others],
-      usage: usageWith(last.usage, usage),
+      usage: usageWith(CHAT_USAGE, last.usage, usage),
     };
   },
 
@@ -348,7 +365,10 @@ class ChatRecallStream implements RecallStream {
   private relayed(raw: string, original: Json, chunk: Json = original): string {
     let next = chunk;
     if (isRecord(next.usage) && !isNoUsage(this.prior))
-      next = { ...next, usage: usageWith(next.usage, addUsage(reportedOf(next.usage), this.prior)) };
+      next = {
+        ...next,
+        usage: usageWith(CHAT_USAGE, next.usage, addUsage(reportedOf(CHAT_USAGE, next.usage), this.prior)),
+      };
     if (this.continued) {
       const opening = this.opening ?? { id: next.id, created: next.created };
       if (next.id !== opening.id || next.created !== opening.created)

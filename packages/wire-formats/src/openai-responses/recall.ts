@@ -7,7 +7,10 @@ import {
   NO_USAGE,
   parseArguments,
   records,
+  reportedOf,
   SSE_KEEP_ALIVE,
+  type UsageNames,
+  usageWith,
 } from "../openai-chat/recall.ts";
 import {
   addUsage,
@@ -57,28 +60,7 @@ const isCallItem = (item: Json): boolean => typeof item.type === "string" && CLI
 /** The model's turn as the next round's input carries it: text, reasoning and terse_recall calls. */
 const isTurnItem = (item: Json): boolean => item.type === "message" || item.type === "reasoning" || isRecallItem(item);
 
-/** A Responses usage object whose counts are `u` (its other details kept). */
-function usageWith(base: unknown, u: ReportedUsage): Json {
-  const usage = isRecord(base) ? base : {};
-  const details = isRecord(usage.input_tokens_details) ? usage.input_tokens_details : undefined;
-  return {
-    ...usage,
-    input_tokens: u.input,
-    output_tokens: u.output,
-    total_tokens: u.input + u.output,
-    ...(details || u.cacheRead > 0 ? { input_tokens_details: { ...details, cached_tokens: u.cacheRead } } : {}),
-  };
-}
-
-function reportedOf(usage: Json): ReportedUsage {
-  const details = isRecord(usage.input_tokens_details) ? usage.input_tokens_details : {};
-  return {
-    input: count(usage.input_tokens),
-    output: count(usage.output_tokens),
-    cacheRead: count(details.cached_tokens),
-    cacheWrite: 0,
-  };
-}
+const RESPONSES_USAGE: UsageNames = { input: "input_tokens", output: "output_tokens", details: "input_tokens_details" };
 
 /** The text of the output's messages, as the SDKs' `output_text` gives it. */
 const outputText = (output: Json[]): string =>
@@ -124,7 +106,7 @@ export const responsesRecall: RecallFormat = {
       created_at: first.created_at,
       output,
       ...(typeof last.output_text === "string" ? { output_text: outputText(output) } : {}),
-      usage: usageWith(last.usage, usage),
+      usage: usageWith(RESPONSES_USAGE, last.usage, usage),
     };
   },
 
@@ -264,7 +246,10 @@ class ResponsesRecallStream implements RecallStream {
     if (this.continued && opening && (next.id !== opening.id || next.created_at !== opening.created_at))
       next = { ...next, id: opening.id, created_at: opening.created_at };
     if (isRecord(next.usage) && !isNoUsage(this.prior))
-      next = { ...next, usage: usageWith(next.usage, addUsage(reportedOf(next.usage), this.prior)) };
+      next = {
+        ...next,
+        usage: usageWith(RESPONSES_USAGE, next.usage, addUsage(reportedOf(RESPONSES_USAGE, next.usage), this.prior)),
+      };
     return this.sent(raw, data, cursor, undefined, next === response ? data : { ...data, response: next });
   }
 
