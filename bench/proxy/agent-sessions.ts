@@ -188,6 +188,8 @@ async function main() {
       DATA_PLANE_WORKERS: "1",
       OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}`,
       MAX_BODY_BYTES: String(64 * 1024 * 1024),
+      // BENCH_RECALL=false: the same key without recall (no tool, plain markers), to see its share.
+      RECALL_ENABLED: process.env.BENCH_RECALL ?? "true",
       TERSE_PLANS: JSON.stringify({ enterprise: { rate_limit_rpm: 1_000_000_000 } }),
     },
     { cwd: join(trees, "data-plane") },
