@@ -214,7 +214,8 @@ export function createProxyHandler(deps: ProxyDeps) {
         upstream,
         payload: upstream.body ? Buffer.from(JSON.stringify(upstream.body)) : undefined,
         compression,
-        newestTurn: body && compression ? newestTurnTokens(adapter, op, body) : undefined,
+        // Only a model call is metered: the cost without terse is asked of nothing else.
+        newestTurn: body && compression && op.kind === "generate" ? newestTurnTokens(adapter, op, body) : undefined,
         timing: { auth, body: bodyMs, compression: compressionMs },
         tap: new UsageTap(adapter),
         recall: op.kind === "generate" ? recall : undefined,
@@ -376,12 +377,14 @@ export function createProxyHandler(deps: ProxyDeps) {
       request: ex.sentBody ?? {},
       send: (body) => sendRound(ex, body),
       startRound(body) {
-        ex.firstRound ??= usageSoFar(ex);
-        ex.prior = usageSoFar(ex);
+        const done = usageSoFar(ex);
+        ex.firstRound ??= done;
+        ex.prior = done;
         ex.tap = new UsageTap(ex.adapter);
         ex.sentBody = body;
         ex.rounds++;
         metrics.recallRounds.inc();
+        return done.usage;
       },
       observe: (data) => ex.tap.observe(data),
       usageSoFar: () => usageSoFar(ex).usage,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import {
+  isRecord,
   type RecallCall,
   type RecallFormat,
   type RecallResult,
@@ -28,8 +29,11 @@ export interface RecallHost {
   request: Record<string, unknown>;
   /** One more upstream call with `body`: its response head, or a rejection (connect error, timeout). */
   send(body: Record<string, unknown>): Promise<IncomingMessage>;
-  /** A round's answer is in: its usage is folded into the request's, and `body` is what the next round sends. */
-  startRound(body: Record<string, unknown>): void;
+  /**
+   * A round's answer is in: its usage is folded into the request's, and `body` is what
+   * the next round sends. Returns the usage of the rounds so far (the one just ended included).
+   */
+  startRound(body: Record<string, unknown>): ReportedUsage;
   /** Usage in one JSON answer or SSE event of the current round. */
   observe(data: unknown): void;
   /** Every round's usage so far, the current one's as reported or estimated. */
@@ -123,9 +127,7 @@ export async function relaySseWithRecall(
       const results = await answerCalls(host, calls);
       if (host.over()) return;
       request = host.format.continueWith(request, answer, results);
-      // The rounds so far, before the next one starts (whose usage is not known yet).
-      stream.nextRound(host.usageSoFar());
-      host.startRound(request);
+      stream.nextRound(host.startRound(request));
       next = await host.send(request).catch(() => undefined);
     } finally {
       clearInterval(beat);
@@ -215,7 +217,7 @@ function write(res: ServerResponse, text: string): void {
 function parseObject(raw: Buffer): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(raw.toString("utf8"));
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+    return isRecord(v) ? v : undefined;
   } catch {
     return undefined;
   }
