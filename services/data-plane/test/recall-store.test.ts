@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { recallKeyFor } from "@terse/keys";
 import { createLogger } from "@terse/logger";
 import { testRedisUrl, waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { readRecallCall, recallAnswer } from "../src/domain/recall-answer.ts";
-import { RecallStore, recallKey } from "../src/infra/recall-store.ts";
+import { RecallStore } from "../src/infra/recall-store.ts";
 
 // The kept originals of recall, and what a terse_recall call is answered with.
 
@@ -28,12 +29,12 @@ describe("recall store", () => {
   it("keeps an original under the account with a lifetime, finds it only there, and renews it on read", async () => {
     const store = new RecallStore(redis, 60, createLogger({ service: "test", level: "silent" }));
     store.keep(account, new Map([["0123456789ab", "line 1\nline 2"]]));
-    await waitFor(() => redis.exists(recallKey(account, "0123456789ab")).then((n) => n === 1 || undefined), {
+    await waitFor(() => redis.exists(recallKeyFor(account, "0123456789ab")).then((n) => n === 1 || undefined), {
       timeoutMs: 5_000,
     });
-    await redis.expire(recallKey(account, "0123456789ab"), 5);
+    await redis.expire(recallKeyFor(account, "0123456789ab"), 5);
     expect(await store.fetch(account, "0123456789ab")).to.equal("line 1\nline 2");
-    expect(await redis.ttl(recallKey(account, "0123456789ab"))).to.be.within(50, 60);
+    expect(await redis.ttl(recallKeyFor(account, "0123456789ab"))).to.be.within(50, 60);
     expect(await store.fetch(other, "0123456789ab")).to.equal(null);
   });
 
@@ -42,18 +43,18 @@ describe("recall store", () => {
     const cuts = new Map([["aaaaaaaaaaaa", "x".repeat(1000)]]);
     const t0 = 1_000_000;
     store.keep(other, cuts, t0);
-    await waitFor(() => redis.exists(recallKey(other, "aaaaaaaaaaaa")).then((n) => n === 1 || undefined), {
+    await waitFor(() => redis.exists(recallKeyFor(other, "aaaaaaaaaaaa")).then((n) => n === 1 || undefined), {
       timeoutMs: 5_000,
     });
-    await redis.unlink(recallKey(other, "aaaaaaaaaaaa"));
+    await redis.unlink(recallKeyFor(other, "aaaaaaaaaaaa"));
     store.keep(other, cuts, t0 + 29_000); // within half the lifetime: not written again
     store.keep(account, new Map([["bbbbbbbbbbbb", "marker"]]), t0 + 29_000); // a write queued after it, to wait on
-    await waitFor(() => redis.exists(recallKey(account, "bbbbbbbbbbbb")).then((n) => n === 1 || undefined), {
+    await waitFor(() => redis.exists(recallKeyFor(account, "bbbbbbbbbbbb")).then((n) => n === 1 || undefined), {
       timeoutMs: 5_000,
     });
-    expect(await redis.exists(recallKey(other, "aaaaaaaaaaaa"))).to.equal(0);
+    expect(await redis.exists(recallKeyFor(other, "aaaaaaaaaaaa"))).to.equal(0);
     store.keep(other, cuts, t0 + 31_000); // past it: written (and its lifetime renewed)
-    await waitFor(() => redis.exists(recallKey(other, "aaaaaaaaaaaa")).then((n) => n === 1 || undefined), {
+    await waitFor(() => redis.exists(recallKeyFor(other, "aaaaaaaaaaaa")).then((n) => n === 1 || undefined), {
       timeoutMs: 5_000,
     });
   });

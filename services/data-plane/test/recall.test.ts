@@ -1,4 +1,4 @@
-import type { ScriptedToolCall } from "@terse/fake-provider";
+import { resultText, type ScriptedToolCall } from "@terse/fake-provider";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { type Harness, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
@@ -57,12 +57,6 @@ interface Wire {
 
 const isRecord = (v: unknown): v is Body => typeof v === "object" && v !== null && !Array.isArray(v);
 const records = (v: unknown): Body[] => (Array.isArray(v) ? v.filter(isRecord) : []);
-const textOf = (content: unknown): string =>
-  typeof content === "string"
-    ? content
-    : records(content)
-        .map((p) => (typeof p.text === "string" ? p.text : ""))
-        .join("");
 const QUESTION = "The build failed. What does the log say?";
 const FOLLOW_UP = "And then?";
 
@@ -96,7 +90,8 @@ const chat: Wire = {
     const calls = (message?.tool_calls ?? []).map((c) => (c.type === "function" ? c.function.name : c.type));
     return { text: message?.content ?? "", calls };
   },
-  results: (body) => records(body.messages).flatMap((m) => (m.role === "tool" ? [textOf(m.content)] : [])),
+  results: (body) =>
+    records(body.messages).flatMap((m) => (m.role === "tool" ? [resultText("chat.completions", m)] : [])),
   tools: (body) =>
     new Map(records(body.tools).map((t) => [String(isRecord(t.function) ? t.function.name : ""), JSON.stringify(t)])),
 };
@@ -123,7 +118,8 @@ const responses: Wire = {
     const calls = res.output.flatMap((o) => (o.type === "function_call" ? [o.name] : []));
     return { text: res.output_text, calls };
   },
-  results: (body) => records(body.input).flatMap((i) => (i.type === "function_call_output" ? [textOf(i.output)] : [])),
+  results: (body) =>
+    records(body.input).flatMap((i) => (i.type === "function_call_output" ? [resultText("responses", i)] : [])),
   tools: (body) => new Map(records(body.tools).map((t) => [String(t.name), JSON.stringify(t)])),
 };
 
@@ -164,7 +160,7 @@ const messages: Wire = {
   results: (body) =>
     records(body.messages)
       .flatMap((m) => records(m.content))
-      .flatMap((b) => (b.type === "tool_result" ? [textOf(b.content)] : [])),
+      .flatMap((b) => (b.type === "tool_result" ? [resultText("messages", b)] : [])),
   tools: (body) => new Map(records(body.tools).map((t) => [String(t.name), JSON.stringify(t)])),
 };
 
@@ -206,7 +202,7 @@ const gemini: Wire = {
   results: (body) =>
     records(body.contents)
       .flatMap((c) => records(c.parts))
-      .flatMap((p) => (isRecord(p.functionResponse) ? [responseText(p.functionResponse.response)] : [])),
+      .flatMap((p) => (isRecord(p.functionResponse) ? [resultText("generateContent", p)] : [])),
   tools: (body) =>
     new Map(
       records(body.tools)
@@ -216,11 +212,6 @@ const gemini: Wire = {
 };
 
 /** A Gemini function response holding one string is that string; any other, its JSON. */
-function responseText(response: unknown): string {
-  const values = isRecord(response) ? Object.values(response) : [];
-  return values.length === 1 && typeof values[0] === "string" ? values[0] : JSON.stringify(response ?? {});
-}
-
 const WIRES = [chat, responses, messages, gemini];
 
 /** One response as the client's fetch received it, byte for byte (the SDK reads its own copy). */

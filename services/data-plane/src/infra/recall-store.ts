@@ -8,9 +8,6 @@ import type { Redis } from "ioredis";
 // never in a metric). Content-addressed: the same output is stored once, however many
 // turns resend it.
 
-/** The Redis key of one original (@terse/keys): the account scopes it, so a handle of another account finds nothing. */
-export const recallKey = recallKeyFor;
-
 /** Originals this process wrote lately; bounded, oldest forgotten first. */
 const REMEMBERED_WRITES = 10_000;
 
@@ -38,7 +35,7 @@ export class RecallStore {
       if (at !== undefined && now - at < (this.ttlSeconds * 1000) / 2) continue;
       this.remember(id, now);
       pipeline ??= this.redis.pipeline();
-      pipeline.set(recallKey(accountId, handle), text, "EX", this.ttlSeconds);
+      pipeline.set(recallKeyFor(accountId, handle), text, "EX", this.ttlSeconds);
     }
     pipeline?.exec().catch((err: unknown) => {
       // A lost write costs a recall that answers "expired"; never the request.
@@ -46,9 +43,12 @@ export class RecallStore {
     });
   }
 
-  /** The original under `handle` in the account, its lifetime renewed; null when unknown or expired. */
+  /**
+   * The original under `handle` in the account, its lifetime renewed; null when unknown
+   * or expired. The account scopes the key (@terse/keys): another account's handle finds nothing.
+   */
   async fetch(accountId: string, handle: string): Promise<string | null> {
-    return this.redis.getex(recallKey(accountId, handle), "EX", this.ttlSeconds);
+    return this.redis.getex(recallKeyFor(accountId, handle), "EX", this.ttlSeconds);
   }
 
   private remember(id: string, now: number): void {
