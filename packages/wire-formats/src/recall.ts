@@ -117,9 +117,19 @@ export interface RecallStream {
   readonly keepAlive: string;
 }
 
-/** The declaration of terse_recall as OpenAI chat completions and most JSON-Schema tool lists write it. */
+/** The tool's parameters as a plain (mutable) JSON Schema object, for a format to declare them in its own way. */
 export const recallToolParameters = (): Record<string, unknown> =>
   structuredClone(RECALL_TOOL_PARAMETERS) as Record<string, unknown>;
+
+/**
+ * A format's terse_recall declaration, made once and frozen to the leaves: every request
+ * of every session carries this one object (building it per request cost a structured
+ * clone on the hot path), and nothing may change it in one request for all.
+ */
+export function frozenDeclaration<T extends object>(value: T): T {
+  for (const v of Object.values(value)) if (typeof v === "object" && v !== null) frozenDeclaration(v);
+  return Object.freeze(value);
+}
 
 /** Usage summed over rounds. */
 export function addUsage(a: ReportedUsage, b: ReportedUsage): ReportedUsage {

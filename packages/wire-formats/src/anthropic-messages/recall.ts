@@ -8,6 +8,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  frozenDeclaration,
 } from "../recall.ts";
 
 // Recall in Anthropic messages: terse_recall is one more entry of `tools`, a call is a
@@ -17,7 +18,8 @@ import {
 
 type Json = Record<string, unknown>;
 
-const recallTool = (): Json => ({
+/** The declaration, the same object in every request. */
+const RECALL_TOOL: Json = frozenDeclaration({
   name: RECALL_TOOL_NAME,
   description: RECALL_TOOL_DESCRIPTION,
   input_schema: recallToolParameters(),
@@ -56,7 +58,7 @@ export const messagesRecall: RecallFormat = {
     const tools = Array.isArray(body.tools) ? body.tools : [];
     if (tools.some((t) => isRecord(t) && t.name === RECALL_TOOL_NAME)) return body;
     // Last, without cache_control: a caller's breakpoint stays on the tool it marked.
-    return { ...body, tools: [...tools, recallTool()] };
+    return { ...body, tools: [...tools, RECALL_TOOL] };
   },
 
   calls: (answer) => contentOf(answer).filter(isRecallCall).map(callOf),

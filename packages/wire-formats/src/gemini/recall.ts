@@ -8,6 +8,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  frozenDeclaration,
 } from "../recall.ts";
 
 // Recall in Gemini generateContent: terse_recall is declared in a tool object of its own,
@@ -18,7 +19,8 @@ import {
 
 type Json = Record<string, unknown>;
 
-const recallTool = (): Json => ({
+/** The declaration, the same object in every request. */
+const RECALL_TOOL: Json = frozenDeclaration({
   functionDeclarations: [
     { name: RECALL_TOOL_NAME, description: RECALL_TOOL_DESCRIPTION, parameters: inCapitals(recallToolParameters()) },
   ],
@@ -115,7 +117,7 @@ export const geminiRecall: RecallFormat = {
     // router's side call, not the session's turns) goes without the tool.
     if (tools.some(declares) || geminiFormat.structuredOutput(body)) return body;
     // A tool object of its own: the caller's declarations stay byte for byte as sent.
-    return { ...body, tools: [...tools, recallTool()] };
+    return { ...body, tools: [...tools, RECALL_TOOL] };
   },
 
   calls: (answer) => partsOf(answer).filter(isRecallCall).map(callOf),

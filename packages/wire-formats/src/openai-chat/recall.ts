@@ -8,6 +8,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  frozenDeclaration,
 } from "../recall.ts";
 
 // Recall in chat completions: terse_recall is one more `function` tool, its calls are
@@ -61,7 +62,8 @@ export function eventText(raw: string, original: Json, data: Json): string {
 }
 
 /** The tool as chat completions declares it; built anew each time, the same bytes every time. */
-const recallTool = (): Json => ({
+/** The declaration, the same object in every request. */
+const RECALL_TOOL: Json = frozenDeclaration({
   type: "function",
   function: { name: RECALL_TOOL_NAME, description: RECALL_TOOL_DESCRIPTION, parameters: recallToolParameters() },
 });
@@ -136,7 +138,7 @@ export const chatRecall: RecallFormat = {
   withTool(body) {
     const tools = Array.isArray(body.tools) ? body.tools : [];
     if (records(tools).some(isRecall)) return body;
-    return { ...body, tools: [...tools, recallTool()] };
+    return { ...body, tools: [...tools, RECALL_TOOL] };
   },
 
   calls: (answer) => records(messageOf(answer).tool_calls).filter(isRecall).map(recallCall),

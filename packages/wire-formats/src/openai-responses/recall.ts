@@ -20,6 +20,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  frozenDeclaration,
 } from "../recall.ts";
 
 // Recall in the Responses API: terse_recall is one more `function` tool, a call is a
@@ -47,7 +48,8 @@ const OPENING = new Set(["response.created", "response.queued", "response.in_pro
 /** The events that end a response, each carrying it whole. */
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
-const recallTool = (): Json => ({
+/** The declaration, the same object in every request. */
+const RECALL_TOOL: Json = frozenDeclaration({
   type: "function",
   name: RECALL_TOOL_NAME,
   description: RECALL_TOOL_DESCRIPTION,
@@ -74,7 +76,7 @@ export const responsesRecall: RecallFormat = {
   withTool(body) {
     const tools = Array.isArray(body.tools) ? body.tools : [];
     if (records(tools).some((tool) => tool.name === RECALL_TOOL_NAME)) return body;
-    return { ...body, tools: [...tools, recallTool()] };
+    return { ...body, tools: [...tools, RECALL_TOOL] };
   },
 
   calls: (answer) =>
