@@ -180,10 +180,12 @@ export function createProxyHandler(deps: ProxyDeps) {
       const compressStart = performance.now();
       const compression = body ? compress(adapter, op, body, admitted, logger, id, recall !== undefined) : undefined;
       let sent = (compression?.body as Record<string, unknown> | undefined) ?? body;
-      // The tool is in every request of the session, cut or not, so the tool list the
-      // provider caches first never changes (count_tokens bodies take no tools everywhere).
-      if (recall && sent && op.kind === "generate") {
-        const declared = recall.withTool(sent);
+      // The tool is in every model call of the session, cut or not, so the tool list the
+      // provider caches first never changes (count_tokens bodies take no tools everywhere);
+      // compression names handles for count_tokens too, so the markers it counts are the call's.
+      const recallHere = op.kind === "generate" ? recall : undefined;
+      if (recallHere && sent) {
+        const declared = recallHere.withTool(sent);
         if (declared !== sent && compression) compression.input_tokens_saved -= recallToolTokens(adapter);
         sent = declared;
       }
@@ -218,7 +220,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         newestTurn: body && compression && op.kind === "generate" ? newestTurnTokens(adapter, op, body) : undefined,
         timing: { auth, body: bodyMs, compression: compressionMs },
         tap: new UsageTap(adapter),
-        recall: op.kind === "generate" ? recall : undefined,
+        recall: recallHere,
         rounds: 0,
         sentBody: upstream.body,
         timedOut: false,
