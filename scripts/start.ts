@@ -5,7 +5,7 @@
 // DATA_PLANE_WORKERS says otherwise) and prints where they listen. Ctrl-C stops them
 // cleanly.
 //
-//   tsx scripts/start.ts [--dev] [--runtime DIR] [--env-file FILE]
+//   node --import tsx scripts/start.ts [--dev] [--runtime DIR] [--env-file FILE]
 //
 // --dev (`npm run dev`): the TypeScript sources under `tsx watch` instead, each service
 // restarted when a file it imports changes; one data-plane process unless set. Slower
@@ -111,7 +111,10 @@ async function main(): Promise<void> {
   const running: RunningProcess[] = [];
   let stopping = false;
   const stopAll = async (code: number) => {
-    // Ctrl-C reaches npm, tsx and this process at once, and each may pass it on: act once.
+    // Ctrl-C reaches npm and this process at once, and npm passes it on: act once. (The
+    // launcher runs in node itself with tsx as a loader, not under the tsx CLI: that
+    // relays a signal to its child and SIGKILLs it when the child has not answered within
+    // 60 ms, which a busy machine turned into an exit of 130 and orphaned services.)
     if (stopping) return;
     stopping = true;
     await Promise.all(running.map((p) => p.stop("SIGTERM")));
