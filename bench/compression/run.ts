@@ -17,11 +17,12 @@ import { naiveCuts, type Replay, replay } from "./replay.ts";
 
 // Options for trying a change: `--quick` replays the Anthropic format only, every 10th
 // mini-swe-agent session and no generated ones, and writes no docs; `--only <text>` keeps
-// the groups whose name holds the text.
+// the groups whose name holds the text; `--format <provider>` replays that format only.
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const only = argv.includes("--only") ? argv[argv.indexOf("--only") + 1] : undefined;
-const PROVIDERS: Provider[] = quick ? ["anthropic"] : ["openai", "anthropic", "gemini"];
+const format = argv.includes("--format") ? (argv[argv.indexOf("--format") + 1] as Provider) : undefined;
+const PROVIDERS: Provider[] = format ? [format] : quick ? ["anthropic"] : ["openai", "anthropic", "gemini"];
 const LEVELS = Object.keys(CONTEXT_LEVELS) as (keyof typeof CONTEXT_LEVELS)[];
 const pc = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => x.toFixed(2);
@@ -565,5 +566,5 @@ const doc = [
   ...mtBench(),
   "",
 ];
-if (!quick && only === undefined) writeFileSync(join(REPO_ROOT, "docs", "compression.md"), doc.join("\n"));
+if (!quick && only === undefined && format === undefined) writeFileSync(join(REPO_ROOT, "docs", "compression.md"), doc.join("\n"));
 console.log(doc.join("\n"));
