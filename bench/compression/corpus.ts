@@ -74,9 +74,11 @@ interface SweItem {
  * SWE-agent's `history` (the messages it sent). Function-calling runs carry their tool
  * calls; in the others the action is in the text and the next user message is its
  * observation, which becomes that action's tool result (tool "bash", the action as its
- * command), so every run exercises tool-result compression.
+ * command), so every run exercises tool-result compression. With `asText`, a run without
+ * function calls stays as the agent sent it instead: the action only in the assistant's
+ * text, the observation a plain user message (the same messages one for one).
  */
-function sweSession(file: string): Session {
+function sweSession(file: string, asText = false): Session {
   const traj = JSON.parse(readFileSync(join(CORPUS, "swe-agent-trajectories", file), "utf8")) as {
     history: SweItem[];
   };
@@ -97,7 +99,7 @@ function sweSession(file: string): Session {
         const args = c.function.arguments;
         blocks.push({ type: "tool_use", id: c.id, name: c.function.name, input: safeParse(args) });
       }
-      if (!blocks.some((b) => b.type === "tool_use") && item.action?.trim()) {
+      if (!asText && !blocks.some((b) => b.type === "tool_use") && item.action?.trim()) {
         pending = `call_${i}`;
         blocks.push({ type: "tool_use", id: pending, name: "bash", input: { command: item.action.trim() } });
       }
@@ -113,7 +115,8 @@ function sweSession(file: string): Session {
   }
   // A session must open with a user turn.
   if (messages[0]?.role !== "user") messages.unshift({ role: "user", content: [{ type: "text", text: "Begin." }] });
-  return { name: file.replace(".traj", "").slice(0, 60), source: "swe-agent-trajectories", system, messages };
+  const source = asText ? "swe-agent-trajectories (text protocol)" : "swe-agent-trajectories";
+  return { name: file.replace(".traj", "").slice(0, 60), source, system, messages };
 }
 
 function safeParse(s: string): unknown {
@@ -165,7 +168,7 @@ export function loadSessions(): Session[] {
   const swe = readdirSync(join(CORPUS, "swe-agent-trajectories"))
     .filter((f) => f.endsWith(".traj"))
     .sort()
-    .map(sweSession);
+    .map((f) => sweSession(f));
   return [
     ...anthropicSessions("claude-code-hive-mind"),
     ...anthropicSessions("openhands-example"),
@@ -203,6 +206,28 @@ function uniqueIds(s: Session): Session {
     return { role: m.role, content };
   });
   return { ...s, messages };
+}
+
+/**
+ * The SWE-agent runs without function calling (their thought-action and XML modes), as the
+ * agent sent them: each observation a plain user message in the run's own template (e.g.
+ * the output, then `(Open file: ..)`, `(Current directory: ..)` and `bash-$`). Each with its
+ * tool-call form (loadSessions' session of the same run), the reference transcript.
+ */
+export function loadSweTextProtocol(): { sessions: Session[]; toolForms: Session[] } {
+  const files = readdirSync(join(CORPUS, "swe-agent-trajectories"))
+    .filter((f) => f.endsWith(".traj"))
+    .sort()
+    .filter((f) => {
+      const traj = JSON.parse(readFileSync(join(CORPUS, "swe-agent-trajectories", f), "utf8")) as {
+        history: SweItem[];
+      };
+      return !traj.history.some((item) => item.role === "tool" || (item.tool_calls && item.tool_calls !== "[]"));
+    });
+  return {
+    sessions: files.map((f) => repairPairing(uniqueIds(sweSession(f, true)))),
+    toolForms: files.map((f) => repairPairing(uniqueIds(sweSession(f)))),
+  };
 }
 
 /** Whether every tool call of the session is one shell command (so it can be sent as a text protocol). */

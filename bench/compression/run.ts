@@ -9,7 +9,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONTEXT_LEVELS, compressInputText, countExactTokens, type Provider, segment } from "@terse/compression";
 import { REPO_ROOT } from "@terse/testkit";
-import { asTextProtocol, FOLDERS, loadMtBench, loadSessions, type Session } from "./corpus.ts";
+import { asTextProtocol, FOLDERS, loadMtBench, loadSessions, loadSweTextProtocol, type Session } from "./corpus.ts";
 import { partsOf, toProvider } from "./formats.ts";
 import { generateLargeSessions } from "./generated.ts";
 import { percentile, tokensOf } from "./metrics.ts";
@@ -359,6 +359,7 @@ const groups: Group[] = [
     name: f,
     sessions: all.filter((s) => s.source === f),
   })),
+  { name: "swe-agent-trajectories, text protocol", ...loadSweTextProtocol() },
   { name: "mini-swe-agent", sessions: mini },
   { name: "mini-swe-agent, text protocol", sessions: mini.map(asTextProtocol), toolForms: mini },
   ...(quick ? [] : [{ name: "generated", sessions: generateLargeSessions(all) }]),

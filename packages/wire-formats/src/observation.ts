@@ -1,34 +1,156 @@
-// Agents without native tool calls (mini-swe-agent, SWE-agent's text mode, Aider) send a
+// Agents without native tool calls (mini-swe-agent, SWE-agent's text modes, Aider) send a
 // command's output back as a plain user message. terse compresses such an observation as
 // it compresses a tool result, and nothing else a user message holds: what a person typed
-// stays as typed. So an observation is recognised by a strict shape only:
-// - the whole message is `<returncode>N</returncode>`, then the output in `<output>` tags
-//   (or the agent's own cut of a long one: `<warning>`, `<output_head>`, `<elided_chars>`,
-//   `<output_tail>`), and nothing before or after;
-// - and it answers an action: the assistant message before it holds a fenced code block.
-// A person who pastes such text as the first message, or after an answer without a
-// command, is left alone.
+// stays as typed. So an observation is recognised by a strict shape only: the whole
+// message is one agent's template around the output, nothing before or after it, and
+// (where the agent's protocol has actions) it answers the action of the assistant message
+// before it. A person who pastes such text as the first message, or after an answer
+// without a command, is left alone. The shapes, from each agent's own templates:
+// - mini-swe-agent: `<returncode>N</returncode>` then the output in `<output>` tags (or the
+//   agent's own cut of a long one: `<warning>`, `<output_head>`, `<elided_chars>`,
+//   `<output_tail>`), after 2.x's `<exception>` line where the command failed to run; and
+//   1.x's timeout notice, which names the command it answers.
+// - SWE-agent, thought-action and XML modes: the output then `(Open file: ..)`,
+//   `(Current directory: ..)` and `bash-$` (0.x, and the 0.7 configs of 1.x); `OBSERVATION:`
+//   then the output (1.x); the output in `<observation>` tags, or the agent's cut of a long
+//   one (`bash_only`); the default template's clipped output (`Observation: ..<response
+//   clipped><NOTE>..`).
+// - Aider: `/run` and `/test` output ("I ran this command: .. And got this output: .."),
+//   which names its command and answers no action; and the output of shell commands an
+//   answer suggested ("Output from <command>"), its command one of that answer's.
+// What the agents send that holds no command output (format errors, "ran successfully and
+// did not produce any output") is no observation here: there is nothing in it to compress.
 
-const OBSERVATION =
-  /^<returncode>-?\d{1,3}<\/returncode>\n(?:<warning>\n[^<]*<\/warning>)?(<output>\n|<output_head>\n)([\s\S]*?)(\n?<\/output>|\n?<\/output_tail>)\s*$/;
-
-/** The parts of an observation: its tags before and after, and the output between; undefined for any other text. */
-export function splitObservation(text: string): { open: string; output: string; close: string } | undefined {
-  if (!text.startsWith("<returncode>")) return undefined;
-  const m = OBSERVATION.exec(text);
-  if (!m) return undefined;
-  const tag = m[1] ?? "";
-  // The warning holds no `<`, so the first open tag is the output's.
-  const openEnd = text.indexOf(tag) + tag.length;
-  const output = m[2] ?? "";
-  return { open: text.slice(0, openEnd), output, close: text.slice(openEnd + output.length) };
+/** An observation's parts: the agent's text before and after the output, and the output; they join back to the message. */
+export interface Observation {
+  open: string;
+  output: string;
+  close: string;
+  /** The command as the message itself names it, where it does. */
+  command?: string;
+  /** Whether the message is an observation only as the answer to an assistant's action. */
+  needsAction: boolean;
 }
 
-const FENCE = /```[a-z]*\n([\s\S]*?)\n?```/g;
+/**
+ * The parts of a message that has the shape of an observation, else undefined. Whether it
+ * answers the action before it is for `answers` to say.
+ */
+export function splitObservation(text: string): Observation | undefined {
+  // Each shape is told by its first or last characters before any expression runs: this is
+  // called on every user message of every request.
+  return byStart(text) ?? sweAgentPrompt(text);
+}
 
-/** The command of an agent's action: the last fenced code block of its message, or undefined. */
+function byStart(text: string): Observation | undefined {
+  switch (text.charCodeAt(0)) {
+    case 0x3c /* < */:
+      return text.startsWith("<returncode>") || text.startsWith("<exception>")
+        ? match(MINI, text, true)
+        : text.startsWith("<observation>\n")
+          ? match(SWE_TAGGED, text, true)
+          : text.startsWith(SWE_TOO_LONG)
+            ? match(SWE_TAGGED_CUT, text, true)
+            : undefined;
+    case 0x54 /* T */:
+      return text.startsWith("The last command <command>") ? match(MINI_TIMEOUT, text, true) : undefined;
+    case 0x4f /* O */:
+      if (text.startsWith("OBSERVATION:\n")) return match(SWE_OBSERVATION, text, true);
+      if (text.startsWith("Observation: ")) return match(SWE_CLIPPED, text, true);
+      return text.startsWith("Output from ") ? match(AIDER_SHELL, text, true) : undefined;
+    case 0x49 /* I */:
+      return text.startsWith("I ran this command:\n\n") ? match(AIDER_RUN, text, false) : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Whether observation `o` answers the assistant message before it, given that message's
+ * action (its last command block, trimmed) and all its command blocks. A message that
+ * names its command must name that action, or (Aider's shell output) a line of one of the
+ * blocks; a message that needs no action answers whatever came before.
+ */
+export function answers(o: Observation, action: string | undefined, blocks: readonly string[]): boolean {
+  if (!o.needsAction) return true;
+  if (action === undefined) return false;
+  if (o.command === undefined) return true;
+  const named = o.command.trim();
+  return named === action || blocks.some((b) => b.split("\n").some((line) => line.trim() === named));
+}
+
+// Each shape as one expression over the whole message, with its output as the group
+// `out` and the command it names, if any, as `cmd` (the `d` flag gives their offsets).
+
+/** mini-swe-agent 1.x and 2.x (text-based configs). */
+const MINI =
+  /^(?:<exception>[^\n]*<\/exception>\n)?<returncode>-?\d{1,3}<\/returncode>\n(?:<warning>\n[^<]*<\/warning>)?(?:<output>\n|<output_head>\n)(?<out>[\s\S]*?)(?:\n?<\/output>|\n?<\/output_tail>)\s*$/d;
+
+/** mini-swe-agent 1.x's notice of a command that timed out (its default `timeout_template`). */
+const MINI_TIMEOUT =
+  /^The last command <command>(?<cmd>[\s\S]*?)<\/command> timed out and has been killed\.\nThe output of the command was:\n <output>\n(?<out>[\s\S]*)\n<\/output>\nPlease try another command and make sure to avoid those requiring interactive input\.\s*$/d;
+
+/** SWE-agent 1.x (`next_step_template` of its thought-action configs). */
+const SWE_OBSERVATION = /^OBSERVATION:\n(?<out>[\s\S]*)$/d;
+
+/** SWE-agent's default `next_step_truncated_observation_template`. */
+const SWE_CLIPPED =
+  /^Observation: (?<out>[\s\S]*)<response clipped><NOTE>Observations should not exceeded \d+ characters\. \d+ characters were elided\. Please try a different command that produces less output or use head\/tail\/grep\/redirect the output to a file\. Do not use interactive pagers\.<\/NOTE>\s*$/d;
+
+/** SWE-agent's `bash_only` config, and its cut of a long output. */
+const SWE_TAGGED = /^<observation>\n(?<out>[\s\S]*)\n<\/observation>\s*$/d;
+const SWE_TOO_LONG = "<warning>\nThe output of your last command was too long.\n";
+const SWE_TAGGED_CUT =
+  /^<warning>\nThe output of your last command was too long\.\n[^<]*<\/warning>\n\n<observation_head>\n(?<out>[\s\S]*)\n<\/observation_tail>\s*$/d;
+
+/** Aider's `/run` and `/test` output (its `run_output` prompt). */
+const AIDER_RUN = /^I ran this command:\n\n(?<cmd>[^\n]+)\n\nAnd got this output:\n\n(?<out>[\s\S]*?)\n\s*$/d;
+
+/** Aider's output of the shell commands an answer suggested, one `Output from` block each. */
+const AIDER_SHELL = /^Output from (?<cmd>[^\n]+)\n(?<out>[\s\S]*?)\n\s*$/d;
+
+/** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state and prompt. */
+const SWE_PROMPT_TAIL = /^\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)\nbash-\$\s*$/;
+
+function sweAgentPrompt(text: string): Observation | undefined {
+  if (!text.trimEnd().endsWith("\nbash-$")) return undefined;
+  const at = text.lastIndexOf("\n(Open file: ");
+  if (at < 0 || !SWE_PROMPT_TAIL.test(text.slice(at))) return undefined;
+  return { open: "", output: text.slice(0, at), close: text.slice(at), needsAction: true };
+}
+
+function match(shape: RegExp, text: string, needsAction: boolean): Observation | undefined {
+  const m = shape.exec(text);
+  const at = m?.indices?.groups?.out;
+  if (!m || !at) return undefined;
+  const [start, end] = at;
+  const command = m.groups?.cmd;
+  return {
+    open: text.slice(0, start),
+    output: text.slice(start, end),
+    close: text.slice(end),
+    ...(command === undefined ? {} : { command }),
+    needsAction,
+  };
+}
+
+const FENCE = /```[\w.+-]*[ \t]*\n([\s\S]*?)\n?```/g;
+const COMMAND_TAG = /<(command|mswea_bash_command)>([\s\S]*?)<\/\1>/g;
+
+/**
+ * The command blocks of an agent's message, in the order they end: fenced code blocks
+ * (any info string: ```bash, mini-swe-agent 2.x's ```mswea_bash_command, SWE-agent's bare
+ * ```), and the `<command>` / `<mswea_bash_command>` tags of XML protocols. The last is the
+ * action the next user message answers.
+ */
+export function commandBlocks(text: string): string[] {
+  const found: { end: number; body: string }[] = [];
+  for (const m of text.matchAll(FENCE)) found.push({ end: m.index + m[0].length, body: m[1] ?? "" });
+  if (text.includes("</command>") || text.includes("</mswea_bash_command>"))
+    for (const m of text.matchAll(COMMAND_TAG)) found.push({ end: m.index + m[0].length, body: m[2] ?? "" });
+  return found.sort((a, b) => a.end - b.end).map((f) => f.body);
+}
+
+/** The command of an agent's action: its last command block, trimmed, or undefined. */
 export function fencedCommand(text: string): string | undefined {
-  let last: string | undefined;
-  for (const m of text.matchAll(FENCE)) last = m[1];
-  return last?.trim() || undefined;
+  return commandBlocks(text).at(-1)?.trim() || undefined;
 }

@@ -1,5 +1,5 @@
 import { isRecord } from "./json.ts";
-import { fencedCommand, splitObservation } from "./observation.ts";
+import { answers, commandBlocks, splitObservation } from "./observation.ts";
 
 // How compression sees a request of each wire format (each adapter's `view`): its system
 // slot, its tool results, its prompt text, and the rules of tool-call pairing that a
@@ -123,21 +123,24 @@ function commandOf(input: unknown): string | undefined {
 
 /**
  * The agent's actions as a mapper walks the conversation: tool calls by id, and the
- * text-protocol action of the latest assistant message, which only the user message right
- * after it can answer.
+ * text-protocol action of the latest assistant message (its command blocks, the last one
+ * the action), which only the user message right after it can answer.
  */
 export class Actions {
   private readonly byId: Map<string, string>;
   private action: string | undefined;
+  private blocks: readonly string[];
 
   constructor(from?: Actions) {
     this.byId = new Map(from?.byId);
     this.action = from?.action;
+    this.blocks = from?.blocks ?? [];
   }
 
-  /** An assistant message: its text (for a fenced action) and its tool calls. */
+  /** An assistant message: its text (for a text-protocol action) and its tool calls. */
   assistant(text: string, calls: { id: unknown; input: unknown }[]): void {
-    this.action = fencedCommand(text);
+    this.blocks = commandBlocks(text);
+    this.action = this.blocks.at(-1)?.trim() || undefined;
     for (const c of calls) {
       const command = commandOf(c.input);
       if (command !== undefined && typeof c.id === "string") this.byId.set(c.id, command);
@@ -150,17 +153,16 @@ export class Actions {
 
   /** A user message's text with the output of an observation transformed (tags kept); any other text unchanged. */
   observation(text: string, ref: string, transform: ResultTransform): string {
-    const command = this.action;
-    if (command === undefined) return text;
     const o = splitObservation(text);
-    if (!o) return text;
-    const next = transform(o.output, ref, command);
+    if (!o || !answers(o, this.action, this.blocks)) return text;
+    const next = transform(o.output, ref, o.command ?? this.action);
     return next === o.output ? text : o.open + next + o.close;
   }
 
   /** A user message ends the latest action's turn: a later message cannot answer it. */
   answered(): void {
     this.action = undefined;
+    this.blocks = [];
   }
 }
 
