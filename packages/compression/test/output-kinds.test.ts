@@ -1,5 +1,8 @@
 import { seededRandom } from "@terse/testkit";
+import { splitObservation } from "@terse/wire-formats";
 import { expect } from "chai";
+import fc from "fast-check";
+import { SHAPES } from "../../wire-formats/test/observation-shapes.ts";
 import { kindOf, programOf, viewedFile } from "../src/context/kinds.ts";
 import { type CompressionSettings, compressRequest, type Provider } from "../src/index.ts";
 import { contextSettings } from "./settings.ts";
@@ -284,5 +287,180 @@ describe("text-protocol observations", () => {
         }
       }
     }
+  });
+});
+
+/** A conversation of plain text messages in one provider's format. */
+function conversation(provider: Provider, messages: { role: "user" | "assistant"; text: string }[]) {
+  if (provider === "openai")
+    return { model: "gpt-4o", messages: messages.map((m) => ({ role: m.role, content: m.text })) };
+  if (provider === "anthropic")
+    return {
+      model: "claude-test",
+      max_tokens: 100,
+      messages: messages.map((m) => ({ role: m.role, content: [{ type: "text", text: m.text }] })),
+    };
+  return {
+    model: "gemini-test",
+    contents: messages.map((m) => ({ role: m.role === "assistant" ? "model" : "user", parts: [{ text: m.text }] })),
+  };
+}
+
+const fenced = (command: string) => `Let me run the tests.\n\n\`\`\`bash\n${command}\n\`\`\``;
+
+describe("text-protocol observations of other agents (SWE-agent, Aider, mini-swe-agent 2.x)", () => {
+  const task = { role: "user" as const, text: "Fix the failing test." };
+  for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
+    it(`${provider}: each agent's observation is compressed inside the agent's text, which stays as sent`, () => {
+      for (const shape of SHAPES) {
+        const text = shape.render(bigLog(600));
+        const parts = splitObservation(text);
+        if (!parts) throw new Error(`${shape.name} not recognised`);
+        const before = [task, { role: "assistant" as const, text: fenced(shape.command ?? "python -m pytest -x") }];
+        const body = conversation(provider, [...before, { role: "user", text }]);
+        const out = texts(provider, compressRequest(provider, body, contextSettings("standard")).body);
+        expect(out.slice(0, 2), shape.name).to.deep.equal(before.map((m) => m.text));
+        const last = out[2] as string;
+        expect(last.length, shape.name).to.be.below(text.length / 3);
+        expect(last.startsWith(parts.open), shape.name).to.equal(true);
+        expect(last.endsWith(parts.close), shape.name).to.equal(true);
+        expect(last, shape.name).to.include("test_module_5.py ... ERROR");
+      }
+    });
+
+    it(`${provider}: SWE-agent's XML mode, its action in <command> tags, is answered the same way`, () => {
+      const text = `${bigLog(600)}\n(Open file: n/a)\n(Current directory: /repo)\nbash-$`;
+      const body = conversation(provider, [
+        task,
+        { role: "assistant", text: "Let me run the tests.\n<command>\npython -m pytest -x\n</command>" },
+        { role: "user", text },
+      ]);
+      const last = texts(provider, compressRequest(provider, body, contextSettings("standard")).body)[2] as string;
+      expect(last.length).to.be.below(text.length / 3);
+      expect(last.endsWith("\n(Open file: n/a)\n(Current directory: /repo)\nbash-$")).to.equal(true);
+    });
+
+    it(`${provider}: a person's message in an agent's shape, with no action it answers, stays as typed`, () => {
+      for (const shape of SHAPES) {
+        const text = shape.render(bigLog(600));
+        const asFirst = conversation(provider, [{ role: "user", text }]);
+        const afterAnswer = conversation(provider, [
+          task,
+          { role: "assistant", text: "Done: the bug was in the parser. Anything else?" },
+          { role: "user", text },
+        ]);
+        const first = texts(provider, compressRequest(provider, asFirst, contextSettings("aggressive")).body);
+        const answered = texts(provider, compressRequest(provider, afterAnswer, contextSettings("aggressive")).body);
+        if (shape.needsAction) {
+          expect(first, shape.name).to.deep.equal([text]);
+          expect(answered.at(-1), shape.name).to.equal(text);
+        } else {
+          // Aider's `/run` names its own command: its output is compressed wherever it is.
+          expect((first[0] as string).length, shape.name).to.be.below(text.length / 3);
+        }
+      }
+    });
+
+    it(`${provider}: near-misses right after a command stay as typed`, () => {
+      const log = bigLog(600);
+      const nearMisses = [
+        // A person's words, not an agent's template.
+        `Observation: the tests fail.\n${log}`,
+        `Output from running it:\n${log}\n`,
+        `Here is the output:\n${log}\n(Open file: n/a)\n(Current directory: /repo)\nbash-$ what now?`,
+        // An agent's template naming a command that is not the one before it.
+        `Output from make test\n${log}\n\n`,
+        `The last command <command>make test</command> timed out and has been killed.\nThe output of the command was:\n <output>\n${log}\n</output>\nPlease try another command and make sure to avoid those requiring interactive input.`,
+      ];
+      for (const text of nearMisses) {
+        const body = conversation(provider, [
+          task,
+          { role: "assistant", text: fenced("python -m pytest -x") },
+          { role: "user", text },
+        ]);
+        expect(texts(provider, compressRequest(provider, body, contextSettings("aggressive")).body).at(-1)).to.equal(
+          text,
+        );
+      }
+    });
+  }
+});
+
+describe("observation shapes (property)", () => {
+  // Outputs made of what could confuse a shape: its own tags, prompts and line ends.
+  const piece = fc.oneof(
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom(
+      "\n",
+      "\n\n",
+      " ",
+      "</output>",
+      "<output>\n",
+      "</output_tail>",
+      "</observation>",
+      "\n(Open file: x.py)",
+      "\n(Current directory: /r)",
+      "\nbash-$",
+      "<response clipped>",
+      "\nAnd got this output:\n\n",
+      "Output from ",
+      "```",
+    ),
+  );
+  const output = fc.array(piece, { maxLength: 12 }).map((ps) => ps.join(""));
+
+  it("each shape splits any output from the agent's text, and the parts join back byte for byte", () => {
+    for (const shape of SHAPES) {
+      const reference = splitObservation(shape.render("x"));
+      if (!reference) throw new Error(`${shape.name} not recognised`);
+      fc.assert(
+        fc.property(output, (out) => {
+          const text = shape.render(out);
+          const o = splitObservation(text);
+          expect(o, `${shape.name}: ${JSON.stringify(text)}`).to.not.equal(undefined);
+          if (!o) return;
+          expect(o.open + o.output + o.close).to.equal(text);
+          expect(o.output).to.include(out.trimEnd());
+          expect(o.open).to.equal(reference.open);
+          expect(o.close.trim()).to.equal(reference.close.trim());
+        }),
+        { numRuns: 300 },
+      );
+    }
+  });
+
+  it("a person's words before or after an agent's template make it no observation", () => {
+    const words = fc.stringMatching(/^[a-z][a-z ]{0,30}$/);
+    for (const shape of SHAPES) {
+      fc.assert(
+        fc.property(output, words, (out, said) => {
+          const text = shape.render(out);
+          // SWE-agent 0.x's shape is its ending (the output may start any way).
+          if (shape.name !== "SWE-agent 0.x prompt") expect(splitObservation(`${said}\n${text}`)).to.equal(undefined);
+          // SWE-agent 1.x's is its beginning (everything after `OBSERVATION:` is output).
+          if (shape.name !== "SWE-agent 1.x") expect(splitObservation(`${text}\n${said}`)).to.equal(undefined);
+        }),
+        { numRuns: 200 },
+      );
+    }
+  });
+
+  it("any text's split, where it has one, joins back to it", () => {
+    const starts = fc.constantFrom(
+      "",
+      "<returncode>0</returncode>\n<output>\n",
+      "OBSERVATION:\n",
+      "Output from ls\n",
+      "<observation>\n",
+      "I ran this command:\n\nls\n\nAnd got this output:\n\n",
+    );
+    fc.assert(
+      fc.property(starts, output, (start, rest) => {
+        const text = start + rest;
+        const o = splitObservation(text);
+        if (o) expect(o.open + o.output + o.close).to.equal(text);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

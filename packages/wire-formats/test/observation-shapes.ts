@@ -1,0 +1,70 @@
+// Each text-protocol agent's observation of an output, as the agent's own template renders
+// it (mini-swe-agent's `observation_template` / `action_observation_template` and 1.x
+// `timeout_template`, SWE-agent's `next_step_template` of its 0.7, thought-action and
+// `bash_only` configs and its default truncated template, Aider's `run_output` prompt and
+// shell-command output), for the tests of the observation shapes here and in compression.
+
+const TOO_LONG_MINI = [
+  "<warning>",
+  "The output of your last command was too long.",
+  "Please try a different command that produces less output.",
+  "If you're looking at a file you can try use head, tail or sed to view a smaller number of lines selectively.",
+  "If you're using grep or find and it produced too much output, you can use a more selective search pattern.",
+  "If you really need to see something from the full command's output, you can redirect output to a file and then search in that file.",
+  "</warning>",
+].join("\n");
+
+/** Each agent's observation of `output`, as the agent renders it; `command` where the message names one. */
+export const SHAPES: { name: string; render: (output: string) => string; command?: string; needsAction: boolean }[] = [
+  { name: "mini-swe-agent", render: (o) => `<returncode>1</returncode>\n<output>\n${o}</output>`, needsAction: true },
+  {
+    name: "mini-swe-agent, cut by the agent",
+    render: (o) =>
+      `<returncode>0</returncode>\n${TOO_LONG_MINI}<output_head>\n${o}\n</output_head>\n<elided_chars>\n120 characters elided\n</elided_chars>\n<output_tail>\n${o}\n</output_tail>`,
+    needsAction: true,
+  },
+  {
+    name: "mini-swe-agent 2.x, a command that failed to run",
+    render: (o) =>
+      `<exception>An error occurred while executing the command: Command 'sleep 100' timed out after 30 seconds</exception>\n<returncode>-1</returncode>\n<output>\n${o}</output>`,
+    needsAction: true,
+  },
+  {
+    name: "mini-swe-agent 1.x timeout",
+    render: (o) =>
+      `The last command <command>sleep 100</command> timed out and has been killed.\nThe output of the command was:\n <output>\n${o}\n</output>\nPlease try another command and make sure to avoid those requiring interactive input.`,
+    command: "sleep 100",
+    needsAction: true,
+  },
+  {
+    name: "SWE-agent 0.x prompt",
+    render: (o) => `${o}\n(Open file: /repo/src/app.py)\n(Current directory: /repo)\nbash-$`,
+    needsAction: true,
+  },
+  { name: "SWE-agent 1.x", render: (o) => `OBSERVATION:\n${o}`, needsAction: true },
+  {
+    name: "SWE-agent, clipped by its default template",
+    render: (o) =>
+      `Observation: ${o}<response clipped><NOTE>Observations should not exceeded 100000 characters. 2048 characters were elided. Please try a different command that produces less output or use head/tail/grep/redirect the output to a file. Do not use interactive pagers.</NOTE>`,
+    needsAction: true,
+  },
+  { name: "SWE-agent bash_only", render: (o) => `<observation>\n${o}\n</observation>`, needsAction: true },
+  {
+    name: "SWE-agent bash_only, cut by the agent",
+    render: (o) =>
+      `${TOO_LONG_MINI.replace(/\n<\/warning>$/, "")}\n</warning>\n\n<observation_head>\n${o}\n</observation_head>\n\n<elided_chars>\n12 characters elided\n</elided_chars>\n\n<observation_tail>\n${o}\n</observation_tail>`,
+    needsAction: true,
+  },
+  {
+    name: "Aider /run",
+    render: (o) => `I ran this command:\n\npython -m pytest -x\n\nAnd got this output:\n\n${o}\n`,
+    command: "python -m pytest -x",
+    needsAction: false,
+  },
+  {
+    name: "Aider, a suggested command's output",
+    render: (o) => `Output from python -m pytest -x\n${o}\n\n\n`,
+    command: "python -m pytest -x",
+    needsAction: true,
+  },
+];
