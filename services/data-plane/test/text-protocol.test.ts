@@ -1,12 +1,15 @@
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
+import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
 import { type Harness, startHarness, sdkClients } from "./harness.ts";
 
-// Agents without native tool calls (mini-swe-agent, Aider) send a command's output back as
-// a plain user message: `<returncode>..</returncode><output>..</output>`. Through the data
-// plane, with context compression on, such an observation reaches the upstream compressed
-// like a tool result, while a message a person typed in the same shape arrives as typed.
+// Agents without native tool calls (mini-swe-agent, SWE-agent, Aider) send a command's
+// output back as a plain user message in their own template (mini-swe-agent's
+// `<returncode>..</returncode><output>..</output>`; SWE-agent's output, then its shell's
+// state and prompt). Through the data plane, with context compression on, such an
+// observation reaches the upstream compressed like a tool result, while a message a person
+// typed in the same shape arrives as typed.
 
 /** A pytest run's output, long enough for `standard` to shorten. */
 const testRun = Array.from({ length: 400 }, (_, i) =>
@@ -15,9 +18,15 @@ const testRun = Array.from({ length: 400 }, (_, i) =>
 const observation = `<returncode>1</returncode>\n<output>\n${testRun}\n</output>`;
 const action = "THOUGHT: Run the query tests.\n\n```bash\npython -m pytest tests/test_query.py -v\n```";
 
+/** SWE-agent's observation of the same run (its 0.x template, as its text-mode runs send it). */
+const sweState = "\n(Open file: /repo/tests/test_query.py)\n(Current directory: /repo)\nbash-$";
+const sweObservation = `${testRun}${sweState}`;
+const sweAction = "Let's run the query tests to see which fails.\n```\npython -m pytest tests/test_query.py -v\n```";
+
 describe("data plane: text-protocol observations", () => {
   let h: Harness;
   let client: OpenAI;
+  let anthropic: Anthropic;
   before(async () => {
     h = await startHarness();
     const { rawKey } = await h.addKey({
@@ -26,6 +35,7 @@ describe("data plane: text-protocol observations", () => {
       smart_detect_enabled: false,
     });
     client = sdkClients(h.url, rawKey).openai();
+    anthropic = sdkClients(h.url, rawKey).anthropic();
   });
   after(() => h.close());
   beforeEach(() => h.fake.reset());
@@ -64,5 +74,38 @@ describe("data plane: text-protocol observations", () => {
       ],
     });
     expect(sent()[2]).to.deep.equal({ role: "user", content: observation });
+  });
+
+  it("SWE-agent's observation answering its action reaches the upstream compressed, its shell state kept (Anthropic SDK)", async () => {
+    await anthropic.messages.create({
+      model: "claude-test-swe",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "Fix the ordering bug." },
+        { role: "assistant", content: sweAction },
+        { role: "user", content: sweObservation },
+      ],
+    });
+    const messages = h.fake.received[0]?.body.messages as { role: string; content: string }[];
+    expect(messages[1]).to.deep.equal({ role: "assistant", content: sweAction });
+    const out = messages[2]?.content ?? "";
+    expect(out.length).to.be.below(sweObservation.length / 3);
+    expect(out.endsWith(sweState)).to.equal(true);
+    expect(out).to.include("tests/test_query.py::test_nulls_last FAILED");
+    expect(out).to.include("`python -m pytest tests/test_query.py -v` shows all");
+  });
+
+  it("a person's message in SWE-agent's shape, after an answer without a command, reaches the upstream as typed", async () => {
+    await anthropic.messages.create({
+      model: "claude-test-swe",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "Fix the ordering bug." },
+        { role: "assistant", content: "Which test fails?" },
+        { role: "user", content: sweObservation },
+      ],
+    });
+    const messages = h.fake.received[0]?.body.messages as { role: string; content: string }[];
+    expect(messages[2]).to.deep.equal({ role: "user", content: sweObservation });
   });
 });
