@@ -78,6 +78,17 @@ export function answers(o: Observation, action: string | undefined, blocks: read
   return named === action || blocks.some((b) => b.split("\n").some((line) => line.trim() === named));
 }
 
+/**
+ * Whether a user message's text is an observation, given the text of the assistant message
+ * right before it (undefined where there is none): the same test the request walkers make.
+ */
+export function isObservationAfter(text: string, before: string | undefined): boolean {
+  const o = splitObservation(text);
+  if (!o) return false;
+  const blocks = before === undefined ? [] : commandBlocks(before);
+  return answers(o, blocks.at(-1)?.trim() || undefined, blocks);
+}
+
 // Each shape as one expression over the whole message, with its output as the group
 // `out` and the command it names, if any, as `cmd` (the `d` flag gives their offsets).
 

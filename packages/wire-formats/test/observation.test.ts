@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { ADAPTERS, type WireFormat } from "../src/index.ts";
 import { answers, commandBlocks, fencedCommand, splitObservation } from "../src/observation.ts";
 import { SHAPES } from "./observation-shapes.ts";
 
@@ -108,4 +109,45 @@ describe("text-protocol observation shapes", () => {
     ]);
     expect(fencedCommand("No command here, only `inline code`.")).to.equal(undefined);
   });
+});
+
+describe("the latest user text (what smart detect reads) passes over observations only", () => {
+  const task = `Fix the ordering bug.\n\n(Open file: n/a)\n(Current directory: /repo)\nbash-$`;
+  const action = "Let me look.\n```\nls\n```";
+  const observation = `setup.py\nsrc\n\n(Open file: n/a)\n(Current directory: /repo)\nbash-$`;
+  const bodies: Record<string, Record<string, unknown>> = {
+    openai: {
+      messages: [
+        { role: "user", content: task },
+        { role: "assistant", content: action },
+        { role: "user", content: observation },
+      ],
+    },
+    anthropic: {
+      messages: [
+        { role: "user", content: [{ type: "text", text: task }] },
+        { role: "assistant", content: [{ type: "text", text: action }] },
+        { role: "user", content: [{ type: "text", text: observation }] },
+      ],
+    },
+    gemini: {
+      contents: [
+        { role: "user", parts: [{ text: task }] },
+        { role: "model", parts: [{ text: action }] },
+        { role: "user", parts: [{ text: observation }] },
+      ],
+    },
+    "openai-responses": {
+      input: [
+        { type: "message", role: "user", content: task },
+        { type: "message", role: "assistant", content: [{ type: "output_text", text: action }] },
+        { type: "message", role: "user", content: observation },
+      ],
+    },
+  };
+  for (const [format, body] of Object.entries(bodies)) {
+    it(`${format}: SWE-agent's task, which ends in its shell prompt as observations do, is the user's text`, () => {
+      expect(ADAPTERS[format as WireFormat].view.latestUserText(body)).to.equal(task);
+    });
+  }
 });

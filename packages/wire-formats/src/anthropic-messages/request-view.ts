@@ -8,7 +8,7 @@ import {
   type ResultTransform,
   textOf,
 } from "../request-view.ts";
-import { splitObservation } from "../observation.ts";
+import { isObservationAfter } from "../observation.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
 // text / tool_use / tool_result blocks.
@@ -48,7 +48,10 @@ export const anthropicFormat: RequestFormat = {
       if (isRecord(m) && m.role === "user") {
         const text = textOf(m.content, ["tool_result"]);
         // An observation is the agent's command output, not what the user asked.
-        if (splitObservation(text)) continue;
+        const before = messages[i - 1];
+        const action =
+          isRecord(before) && before.role === "assistant" ? textOf(before.content, ["tool_use"]) : undefined;
+        if (isObservationAfter(text, action)) continue;
         if (text !== "" || typeof m.content === "string") return text;
       }
     }

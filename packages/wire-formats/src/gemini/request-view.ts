@@ -7,7 +7,7 @@ import {
   type ResultTransform,
   textOf,
 } from "../request-view.ts";
-import { splitObservation } from "../observation.ts";
+import { isObservationAfter } from "../observation.ts";
 
 // Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
 // (a Content), `generationConfig`, `toolConfig`. The REST API takes camelCase and
@@ -67,7 +67,9 @@ export const geminiFormat: RequestFormat = {
       if (isRecord(c) && (c.role === "user" || c.role === undefined)) {
         const text = textOf(c.parts);
         // An observation is the agent's command output, not what the user asked.
-        if (text !== "" && !splitObservation(text)) return text;
+        const before = contents[i - 1];
+        const action = isRecord(before) && before.role === "model" ? textOf(before.parts) : undefined;
+        if (text !== "" && !isObservationAfter(text, action)) return text;
       }
     }
     return "";

@@ -8,7 +8,7 @@ import {
   type ResultTransform,
   textOf,
 } from "../request-view.ts";
-import { splitObservation } from "../observation.ts";
+import { isObservationAfter } from "../observation.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
 //
@@ -43,8 +43,12 @@ export const openaiFormat: RequestFormat = {
     const messages = messagesOf(body);
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
+      if (!isRecord(m) || m.role !== "user") continue;
+      const text = textOf(m.content);
       // An observation is the agent's command output, not what the user asked.
-      if (isRecord(m) && m.role === "user" && !splitObservation(textOf(m.content))) return textOf(m.content);
+      const before = messages[i - 1];
+      const action = isRecord(before) && before.role === "assistant" ? textOf(before.content) : undefined;
+      if (!isObservationAfter(text, action)) return text;
     }
     return "";
   },

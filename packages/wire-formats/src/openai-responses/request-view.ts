@@ -6,7 +6,7 @@ import {
   type RequestFormat,
   type ResultTransform,
 } from "../request-view.ts";
-import { splitObservation } from "../observation.ts";
+import { isObservationAfter } from "../observation.ts";
 
 // OpenAI Responses API: `instructions` is the system slot; `input` is a string or a list
 // of items: messages (role user/system/developer/assistant, content a string or parts of
@@ -104,7 +104,12 @@ export const openaiResponsesFormat: RequestFormat = {
       if (!isRecord(item) || !isMessage(item) || item.role !== "user") continue;
       const text = textOfContent(item.content);
       // An observation is the agent's command output, not what the user asked.
-      if (!splitObservation(text)) return text;
+      const before = items[i - 1];
+      const action =
+        isRecord(before) && isMessage(before) && before.role === "assistant"
+          ? textOfContent(before.content)
+          : undefined;
+      if (!isObservationAfter(text, action)) return text;
     }
     return "";
   },
