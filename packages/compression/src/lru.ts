@@ -69,23 +69,57 @@ export function textKey(text: string): number {
 }
 
 /**
+ * Texts kept under one key at most. Texts that share a key are common where a template
+ * varies in a character or two ("found 2 actions." / "found 3 actions.", a test run's
+ * timing): with one text per key, two of them in one agent session pushed each other
+ * out on every request, and every request paid for both again.
+ */
+const TEXTS_PER_KEY = 8;
+
+/** The texts under one key, newest last, with their values. */
+interface Bucket<V> {
+  texts: string[];
+  values: V[];
+}
+
+/**
  * An Lru by text, looked up by textKey and confirmed by comparing the text (a memcmp):
- * texts that share a key replace each other, and a value is never another text's.
+ * texts that share a key are kept side by side (up to TEXTS_PER_KEY, the oldest goes
+ * first), and a value is never another text's. The limit counts keys.
  */
 export class TextLru<V> {
-  private readonly lru: Lru<{ text: string; value: V }, number>;
+  private readonly lru: Lru<Bucket<V>, number>;
 
   constructor(limit: number) {
     this.lru = new Lru(limit);
   }
 
   get(text: string): V | undefined {
-    const hit = this.lru.get(textKey(text));
-    return hit !== undefined && hit.text === text ? hit.value : undefined;
+    const bucket = this.lru.get(textKey(text));
+    if (bucket === undefined) return undefined;
+    const { texts } = bucket;
+    for (let i = texts.length - 1; i >= 0; i--) if (texts[i] === text) return bucket.values[i];
+    return undefined;
   }
 
   set(text: string, value: V): void {
-    this.lru.set(textKey(text), { text, value });
+    const key = textKey(text);
+    const bucket = this.lru.get(key);
+    if (bucket === undefined) {
+      this.lru.set(key, { texts: [text], values: [value] });
+      return;
+    }
+    const at = bucket.texts.indexOf(text);
+    if (at >= 0) {
+      bucket.values[at] = value;
+      return;
+    }
+    if (bucket.texts.length >= TEXTS_PER_KEY) {
+      bucket.texts.shift();
+      bucket.values.shift();
+    }
+    bucket.texts.push(text);
+    bucket.values.push(value);
   }
 
   clear(): void {

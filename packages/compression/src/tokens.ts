@@ -1,5 +1,5 @@
 import { countTokens } from "gpt-tokenizer";
-import { Lru, mixKey as mix, textKey } from "./lru.ts";
+import { Lru, mixKey as mix, TextLru } from "./lru.ts";
 
 // Token counts for "input tokens before and after compression". gpt-tokenizer's o200k
 // encoding is OpenAI's own; Anthropic and Gemini publish no offline tokenizer for their
@@ -15,8 +15,9 @@ import { Lru, mixKey as mix, textKey } from "./lru.ts";
 // - a text is not looked up by itself either: a Map keyed by a string hashes every
 //   character of each new string it meets, and every request's texts are new strings
 //   (parsed from its body). The key is a number from the text's length and characters
-//   sampled across it; a hit is confirmed by comparing the text (short texts) or by a
-//   second such number (long ones), so no count is another text's by a clash of keys;
+//   sampled across it; a hit is confirmed by comparing the text (short texts, TextLru,
+//   which keeps texts that share a key side by side) or by a second such number (long
+//   ones), so no count is another text's by a clash of keys;
 // - a message is walked as a value, not serialised: JSON punctuation is added per field.
 
 /** Texts remembered; an agent session of a few hundred turns fits many times over. */
@@ -37,20 +38,21 @@ const FINGERPRINT_SLICE = 48;
 const FIELD_OVERHEAD = 3;
 const CONTAINER_OVERHEAD = 1;
 
-/** A remembered count and what confirms a hit: the text itself (short), or a second key (long). */
+/** A long text's remembered count, and the second key that confirms a hit. */
 interface Counted {
   tokens: number;
-  text: string | undefined;
   check: number;
 }
 
-const cache = new Lru<Counted, number>(CACHE_LIMIT);
+const shortCache = new TextLru<number>(CACHE_LIMIT);
+const longCache = new Lru<Counted, number>(CACHE_LIMIT);
 /** Exact counts live apart, so measuring never evicts what the hot path remembers. */
 const exactCache = new Lru<number>(CACHE_LIMIT);
 
 /** Forgets every remembered count: benchmarks start each replayed session cold, as a new process would. */
 export function forgetTokenCounts(): void {
-  cache.clear();
+  shortCache.clear();
+  longCache.clear();
 }
 
 /** Tokens of a long text, estimated from samples cut at spaces so no word is split. */
@@ -85,26 +87,24 @@ function longKeys(text: string): [number, number] {
       b = mix(b ^ 0x68e31da4, c);
     }
   }
-  // Odd keys for long texts, even for short ones: the two never meet.
-  return [a | 1, b];
+  return [a, b];
 }
 
 /** Tokens of one text, remembered. */
 function textTokens(text: string): number {
   if (text.length === 0) return 0;
   if (text.length <= SELF_KEYED_CHARS) {
-    const key = textKey(text) & ~1;
-    const hit = cache.get(key);
-    if (hit !== undefined && hit.text === text) return hit.tokens;
+    const hit = shortCache.get(text);
+    if (hit !== undefined) return hit;
     const tokens = countTokens(text);
-    cache.set(key, { tokens, text, check: 0 });
+    shortCache.set(text, tokens);
     return tokens;
   }
   const [key, check] = longKeys(text);
-  const hit = cache.get(key);
-  if (hit !== undefined && hit.text === undefined && hit.check === check) return hit.tokens;
+  const hit = longCache.get(key);
+  if (hit !== undefined && hit.check === check) return hit.tokens;
   const tokens = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text);
-  cache.set(key, { tokens, text: undefined, check });
+  longCache.set(key, { tokens, check });
   return tokens;
 }
 

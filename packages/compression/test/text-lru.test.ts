@@ -10,16 +10,30 @@ describe("TextLru", () => {
   const a = "ab".repeat(320);
   const b = `${a.slice(0, 1)}1 2 3 4 5 6 7 8 9 ${a.slice(19)}`;
 
-  it("texts that share a key keep their own values, and a parsed copy of a text finds its value", () => {
+  it("texts that share a key keep their own values, side by side, and a parsed copy of a text finds its value", () => {
     expect(textKey(a)).to.equal(textKey(b));
     const lru = new TextLru<string>(10);
     lru.set(a, "A");
     expect(lru.get(b)).to.equal(undefined);
     lru.set(b, "B");
     expect(lru.get(b)).to.equal("B");
-    expect(lru.get(a)).to.equal(undefined); // replaced: one text per key
-    lru.set(a, "A");
-    expect(lru.get(JSON.parse(JSON.stringify(a)))).to.equal("A");
+    // Kept beside b: two texts of one session that share a key no longer push each other out.
+    expect(lru.get(a)).to.equal("A");
+    lru.set(a, "A2");
+    expect(lru.get(JSON.parse(JSON.stringify(a)))).to.equal("A2");
+    expect(lru.get(b)).to.equal("B");
+  });
+
+  it("past the texts one key keeps, the oldest goes first, and none gets another's value", () => {
+    // Templated texts that differ in one character the key does not read, as an agent's
+    // "found 2 actions." / "found 3 actions." do.
+    const variant = (i: number) => `${a.slice(0, 1)}${String.fromCharCode(65 + i)}${a.slice(2)}`;
+    const texts = Array.from({ length: 10 }, (_, i) => variant(i));
+    for (const t of texts) expect(textKey(t)).to.equal(textKey(a));
+    const lru = new TextLru<number>(10);
+    for (const [i, t] of texts.entries()) lru.set(t, i);
+    // 8 kept: the first two went, the last eight are found, each with its own value.
+    expect(texts.map((t) => lru.get(t))).to.deep.equal([undefined, undefined, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
   it("smart detect remembers by text, and a text that shares a key is read for itself", () => {
