@@ -13,7 +13,7 @@ export { compressInputText } from "./input-compression.ts";
 export { INSTRUCTIONS, type Intensity, instructionFor } from "./instructions.ts";
 export { segment } from "./protected-spans.ts";
 export { detectIntensity } from "./smart-detect.ts";
-export { countContentTokens, countExactTokens } from "./tokens.ts";
+export { countContentTokens, countExactTokens, SPECIAL_TOKENS_AS_TEXT } from "./tokens.ts";
 
 /** A request's wire format (@terse/wire-formats declares the set): how compression reads it. */
 export type Provider = WireFormat;

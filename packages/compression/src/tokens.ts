@@ -20,6 +20,13 @@ import { Lru, mixKey as mix, TextLru } from "./lru.ts";
 //   ones), so no count is another text's by a clash of keys;
 // - a message is walked as a value, not serialised: JSON punctuation is added per field.
 
+/**
+ * A caller's text may hold a special token's spelling (`<|endoftext|>`: a tool result
+ * showing tokenizer code); gpt-tokenizer's default is to throw on it, which failed the
+ * request. It is counted as the text it is, as a provider reads it.
+ */
+export const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
+
 /** Texts remembered; an agent session of a few hundred turns fits many times over. */
 const CACHE_LIMIT = 20_000;
 /** Up to this length a text is confirmed by itself (compared on a hit, a memcmp). */
@@ -65,7 +72,7 @@ function sampledTokens(text: string): number {
     const start = from < 0 || from > i * step + SAMPLE_CHARS ? i * step : from;
     const sample = text.slice(start, start + SAMPLE_CHARS);
     chars += sample.length;
-    tokens += countTokens(sample);
+    tokens += countTokens(sample, SPECIAL_TOKENS_AS_TEXT);
   }
   return Math.round((tokens * text.length) / chars);
 }
@@ -96,14 +103,14 @@ function textTokens(text: string): number {
   if (text.length <= SELF_KEYED_CHARS) {
     const hit = shortCache.get(text);
     if (hit !== undefined) return hit;
-    const tokens = countTokens(text);
+    const tokens = countTokens(text, SPECIAL_TOKENS_AS_TEXT);
     shortCache.set(text, tokens);
     return tokens;
   }
   const [key, check] = longKeys(text);
   const hit = longCache.get(key);
   if (hit !== undefined && hit.check === check) return hit.tokens;
-  const tokens = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text);
+  const tokens = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text, SPECIAL_TOKENS_AS_TEXT);
   longCache.set(key, { tokens, check });
   return tokens;
 }
@@ -132,7 +139,7 @@ export function countExactTokens(content: unknown): number {
   if (text.length === 0) return 0;
   const hit = exactCache.get(text);
   if (hit !== undefined) return hit;
-  const n = countTokens(text);
+  const n = countTokens(text, SPECIAL_TOKENS_AS_TEXT);
   exactCache.set(text, n);
   return n;
 }

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { countTokens } from "gpt-tokenizer";
-import { countContentTokens } from "../src/index.ts";
+import { countContentTokens, countExactTokens } from "../src/index.ts";
 
 // The remembered counts are keyed by numbers read from a few characters of each text
 // (tokens.ts): texts that agree on those characters must still get their own counts.
@@ -33,6 +33,16 @@ describe("token counts", () => {
     expect(countContentTokens(a)).to.equal(countTokens(a));
     expect(countContentTokens(b)).to.equal(countTokens(b));
     expect(countContentTokens(a)).to.equal(countTokens(a));
+  });
+
+  it("a special token's spelling in a caller's text is counted as text, short or long, not thrown on", () => {
+    const short = "print(tokenizer.decode([199999]))  # <|endoftext|>";
+    const long = `${"x = load()\n".repeat(200)}<|endoftext|>\n`;
+    expect(() => countTokens(short)).to.throw(/special token/); // gpt-tokenizer's default
+    expect(countContentTokens(short)).to.equal(countTokens(short, { disallowedSpecial: new Set() }));
+    expect(countContentTokens(long)).to.equal(countTokens(long, { disallowedSpecial: new Set() }));
+    expect(countContentTokens(long.repeat(2))).to.be.greaterThan(0); // past 3,000 characters: counted from samples
+    expect(countExactTokens(long)).to.equal(countTokens(long, { disallowedSpecial: new Set() }));
   });
 
   it("a message counts its texts and their JSON punctuation", () => {

@@ -162,4 +162,21 @@ describe("data plane: input token headers", () => {
     expect(models.status).to.equal(200);
     expect(models.headers.get("x-terse-input-tokens-saved")).to.equal(null);
   });
+
+  it("a tool result that prints a special token's spelling (<|endoftext|>) is counted as text, not refused", async () => {
+    // The newest turn is counted for the usage event and every part for the headers:
+    // gpt-tokenizer's default throws on a special token, which answered such a request 500.
+    const printed = 'tokenizer.decode([199999]) == "<|endoftext|>"';
+    const messages = [...MESSAGES.slice(0, 2), { ...MESSAGES[2], content: printed }, MESSAGES[3]];
+    const { response } = await client()
+      .chat.completions.create({ model: "gpt-4o-mini", messages: messages as typeof MESSAGES })
+      .withResponse();
+    expect(response.status).to.equal(200);
+    const c = counts(response.headers);
+    expect(c.after).to.equal(countInputTokens("openai", h.fake.received[0]?.body ?? {}));
+    expect(c.before).to.equal(c.after + c.saved);
+    const id = response.headers.get("x-terse-request-id");
+    const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === id));
+    expect(event.input_tokens_before_compression).to.be.greaterThan(0);
+  });
 });

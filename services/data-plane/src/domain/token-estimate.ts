@@ -1,3 +1,4 @@
+import { SPECIAL_TOKENS_AS_TEXT } from "@terse/compression";
 import { countTokens } from "gpt-tokenizer";
 
 // Counts tokens when the upstream reported none (an error, an abort). gpt-tokenizer's
@@ -8,7 +9,7 @@ const MAX_CHARS = 2_000_000;
 
 export function estimateTokens(text: string): number {
   if (!text) return 0;
-  return countTokens(text.length > MAX_CHARS ? text.slice(0, MAX_CHARS) : text);
+  return countTokens(text.length > MAX_CHARS ? text.slice(0, MAX_CHARS) : text, SPECIAL_TOKENS_AS_TEXT);
 }
 
 /** The text of a request body that a model reads: every string value, keys left out. */
