@@ -28,3 +28,5 @@ await serveFloor({
   name: "agent-floor",
   rewrite: (body) => compressRequest("openai", body, settings).body,
 });
+// Exits on the benchmark's SIGTERM, so a profile asked for (BENCH_FLOOR_NODE_FLAGS="--cpu-prof ...") is written.
+process.once("SIGTERM", () => process.exit(0));

@@ -31,6 +31,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const LEVEL = "standard";
 /** The data plane's node flags as its image has them (Dockerfile), and extra ones, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = ["--min-semi-space-size=16", ...(process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+/** The floor's, e.g. BENCH_FLOOR_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof-floor" (it exits on SIGTERM, so the profile is written). */
+const FLOOR_NODE_FLAGS = (process.env.BENCH_FLOOR_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 
 const tmp = mkdtempSync(join(tmpdir(), "terse-agent-bench-"));
 process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
@@ -154,6 +156,7 @@ async function main() {
     "agent-floor.mjs",
     [upstreamPort, floorPort, redisUrl, compressionBundle, LEVEL],
     /agent-floor ready/,
+    FLOOR_NODE_FLAGS,
   );
 
   // The key, written to the key cache as the control plane writes it (its record and the

@@ -54,8 +54,13 @@ export async function startScript(
   script: string,
   args: (string | number)[],
   ready: RegExp,
+  nodeFlags: string[] = [],
 ): Promise<RunningProcess> {
-  const proc = startProcess(process.execPath, [join(REPO_ROOT, "bench/proxy", script), ...args.map(String)], {});
+  const proc = startProcess(
+    process.execPath,
+    [...nodeFlags, join(REPO_ROOT, "bench/proxy", script), ...args.map(String)],
+    {},
+  );
   procs.push(proc);
   await proc.waitForOutput(ready);
   return proc;
