@@ -11,10 +11,10 @@
 //   `<output_tail>`), after 2.x's `<exception>` line where the command failed to run; and
 //   1.x's timeout notice, which names the command it answers.
 // - SWE-agent, thought-action and XML modes: the output then `(Open file: ..)`,
-//   `(Current directory: ..)` and `bash-$` (0.x, and the 0.7 configs of 1.x); `OBSERVATION:`
-//   then the output (1.x); the output in `<observation>` tags, or the agent's cut of a long
-//   one (`bash_only`); the default template's clipped output (`Observation: ..<response
-//   clipped><NOTE>..`).
+//   `(Current directory: ..)` (and `(Interactive session: ..)` for CTFs) and `bash-$` (0.x,
+//   and the 0.7 configs of 1.x); `OBSERVATION:` then the output (1.x); the output in
+//   `<observation>` tags, or the agent's cut of a long one (`bash_only`); the default
+//   template's clipped output (`Observation: ..<response clipped><NOTE>..`).
 // - Aider: `/run` and `/test` output ("I ran this command: .. And got this output: .."),
 //   which names its command and answers no action; and the output of shell commands an
 //   answer suggested ("Output from <command>"), its command one of that answer's.
@@ -55,11 +55,12 @@ function byStart(text: string): Observation | undefined {
     case 0x54 /* T */:
       return text.startsWith("The last command <command>") ? match(MINI_TIMEOUT, text, true) : undefined;
     case 0x4f /* O */:
-      if (text.startsWith("OBSERVATION:\n")) return match(SWE_OBSERVATION, text, true);
+      if (text.startsWith(SWE_OBSERVATION))
+        return { ...split(text, SWE_OBSERVATION.length, text.length), needsAction: true };
       if (text.startsWith("Observation: ")) return match(SWE_CLIPPED, text, true);
-      return text.startsWith("Output from ") ? match(AIDER_SHELL, text, true) : undefined;
+      return text.startsWith("Output from ") ? headed(AIDER_SHELL, text, true) : undefined;
     case 0x49 /* I */:
-      return text.startsWith("I ran this command:\n\n") ? match(AIDER_RUN, text, false) : undefined;
+      return text.startsWith("I ran this command:\n\n") ? headed(AIDER_RUN, text, false) : undefined;
   }
   return undefined;
 }
@@ -100,8 +101,8 @@ const MINI =
 const MINI_TIMEOUT =
   /^The last command <command>(?<cmd>[\s\S]*?)<\/command> timed out and has been killed\.\nThe output of the command was:\n <output>\n(?<out>[\s\S]*)\n<\/output>\nPlease try another command and make sure to avoid those requiring interactive input\.\s*$/d;
 
-/** SWE-agent 1.x (`next_step_template` of its thought-action configs). */
-const SWE_OBSERVATION = /^OBSERVATION:\n(?<out>[\s\S]*)$/d;
+/** SWE-agent 1.x (`next_step_template` of its thought-action configs): all after it is output. */
+const SWE_OBSERVATION = "OBSERVATION:\n";
 
 /** SWE-agent's default `next_step_truncated_observation_template`. */
 const SWE_CLIPPED =
@@ -113,17 +114,38 @@ const SWE_TOO_LONG = "<warning>\nThe output of your last command was too long.\n
 const SWE_TAGGED_CUT =
   /^<warning>\nThe output of your last command was too long\.\n[^<]*<\/warning>\n\n<observation_head>\n(?<out>[\s\S]*)\n<\/observation_tail>\s*$/d;
 
+// Aider's messages, by their heading (the command the group `cmd`); the output runs from
+// there to the message's last line end.
+
 /** Aider's `/run` and `/test` output (its `run_output` prompt). */
-const AIDER_RUN = /^I ran this command:\n\n(?<cmd>[^\n]+)\n\nAnd got this output:\n\n(?<out>[\s\S]*?)\n\s*$/d;
+const AIDER_RUN = /^I ran this command:\n\n(?<cmd>[^\n]+)\n\nAnd got this output:\n\n/;
 
 /** Aider's output of the shell commands an answer suggested, one `Output from` block each. */
-const AIDER_SHELL = /^Output from (?<cmd>[^\n]+)\n(?<out>[\s\S]*?)\n\s*$/d;
+const AIDER_SHELL = /^Output from (?<cmd>[^\n]+)\n/;
 
-/** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state and prompt. */
-const SWE_PROMPT_TAIL = /^\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)\nbash-\$\s*$/;
+function headed(heading: RegExp, text: string, needsAction: boolean): Observation | undefined {
+  const m = heading.exec(text);
+  const command = m?.groups?.cmd;
+  if (!m || command === undefined) return undefined;
+  // The heading's own line ends are not the output's (an empty output leaves only them).
+  const end = Math.max(endOfText(text), m[0].length);
+  if (!text.includes("\n", end)) return undefined;
+  return { ...split(text, m[0].length, end), command, needsAction };
+}
+
+/** Where the text ends but for its trailing white space. */
+function endOfText(text: string): number {
+  let end = text.length;
+  while (end > 0 && /\s/.test(text.charAt(end - 1))) end--;
+  return end;
+}
+
+/** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state (and, for CTFs, its interactive session) and prompt. */
+const SWE_PROMPT_TAIL =
+  /^\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)(?:\n\(Interactive session: [^\n]*\))?\nbash-\$\s*$/;
 
 function sweAgentPrompt(text: string): Observation | undefined {
-  if (!text.trimEnd().endsWith("\nbash-$")) return undefined;
+  if (!text.endsWith("\nbash-$", endOfText(text))) return undefined;
   const at = text.lastIndexOf("\n(Open file: ");
   if (at < 0 || !SWE_PROMPT_TAIL.test(text.slice(at))) return undefined;
   return { open: "", output: text.slice(0, at), close: text.slice(at), needsAction: true };
@@ -133,16 +155,15 @@ function match(shape: RegExp, text: string, needsAction: boolean): Observation |
   const m = shape.exec(text);
   const at = m?.indices?.groups?.out;
   if (!m || !at) return undefined;
-  const [start, end] = at;
   const command = m.groups?.cmd;
-  return {
-    open: text.slice(0, start),
-    output: text.slice(start, end),
-    close: text.slice(end),
-    ...(command === undefined ? {} : { command }),
-    needsAction,
-  };
+  return { ...split(text, at[0], at[1]), ...(command === undefined ? {} : { command }), needsAction };
 }
+
+const split = (text: string, start: number, end: number) => ({
+  open: text.slice(0, start),
+  output: text.slice(start, end),
+  close: text.slice(end),
+});
 
 const FENCE = /```[\w.+-]*[ \t]*\n([\s\S]*?)\n?```/g;
 const COMMAND_TAG = /<(command|mswea_bash_command)>([\s\S]*?)<\/\1>/g;

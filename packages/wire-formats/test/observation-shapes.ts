@@ -41,6 +41,12 @@ export const SHAPES: { name: string; render: (output: string) => string; command
     render: (o) => `${o}\n(Open file: /repo/src/app.py)\n(Current directory: /repo)\nbash-$`,
     needsAction: true,
   },
+  {
+    name: "SWE-agent 0.x prompt, CTF config",
+    render: (o) =>
+      `${o}\n(Open file: /ctf/exploit.py)\n(Current directory: /ctf)\n(Interactive session: connect 10.0.0.1 1337)\nbash-$`,
+    needsAction: true,
+  },
   { name: "SWE-agent 1.x", render: (o) => `OBSERVATION:\n${o}`, needsAction: true },
   {
     name: "SWE-agent, clipped by its default template",
