@@ -260,6 +260,47 @@ export function asTextProtocol(s: Session): Session {
   return { ...s, name: s.name, source: `${s.source} (text protocol)`, messages };
 }
 
+/**
+ * The session as OpenHands sends it to a model without native function calls (its
+ * fn_call_converter): each tool call appended to the assistant's text as a
+ * `<function=tool>` block of `<parameter=name>` values, each result the next user message
+ * headed `EXECUTION RESULT of [tool]:`. The same messages one for one.
+ */
+export function asOpenHandsText(s: Session): Session {
+  const toolOf = new Map<string, string>();
+  const messages = s.messages.map((m): Message => {
+    if (m.role === "assistant") {
+      const text = m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
+      const calls = m.content.flatMap((b) => (b.type === "tool_use" ? [b] : []));
+      for (const c of calls) toolOf.set(c.id, c.name);
+      const rendered = calls.map((c) => `\n\n${functionCall(c.name, c.input)}`).join("");
+      return { role: "assistant", content: [{ type: "text", text: (text + rendered).trimStart() }] };
+    }
+    const blocks = m.content.map(
+      (b): Block =>
+        b.type === "tool_result"
+          ? { type: "text", text: `EXECUTION RESULT of [${toolOf.get(b.tool_use_id) ?? "function"}]:\n${b.content}` }
+          : b,
+    );
+    return { role: "user", content: blocks };
+  });
+  return { ...s, source: `${s.source} (text protocol)`, messages };
+}
+
+/** A tool call as OpenHands writes it in the text: its arguments as parameters, lists and objects as JSON. */
+function functionCall(name: string, input: unknown): string {
+  const args = typeof input === "object" && input !== null ? Object.entries(input) : [];
+  const value = (v: unknown) =>
+    typeof v === "object" && v !== null
+      ? JSON.stringify(v)
+      : typeof v === "boolean"
+        ? v
+          ? "True"
+          : "False"
+        : String(v);
+  return `<function=${name}>\n${args.map(([k, v]) => `<parameter=${k}>${value(v)}</parameter>\n`).join("")}</function>`;
+}
+
 export function loadMtBench(): string[] {
   return readFileSync(join(CORPUS, "mt-bench-questions", "question.jsonl"), "utf8")
     .split("\n")

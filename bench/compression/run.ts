@@ -9,7 +9,15 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONTEXT_LEVELS, compressInputText, countExactTokens, type Provider, segment } from "@terse/compression";
 import { REPO_ROOT } from "@terse/testkit";
-import { asTextProtocol, FOLDERS, loadMtBench, loadSessions, loadSweTextProtocol, type Session } from "./corpus.ts";
+import {
+  asOpenHandsText,
+  asTextProtocol,
+  FOLDERS,
+  loadMtBench,
+  loadSessions,
+  loadSweTextProtocol,
+  type Session,
+} from "./corpus.ts";
 import { partsOf, toProvider } from "./formats.ts";
 import { generateLargeSessions } from "./generated.ts";
 import { percentile, tokensOf } from "./metrics.ts";
@@ -354,12 +362,14 @@ function naiveTable(groups: Group[]): string[] {
 const t0 = Date.now();
 const all = loadSessions();
 const mini = all.filter((s) => s.source === "mini-swe-agent").filter((_, i) => !quick || i % 10 === 0);
+const openHands = all.filter((s) => s.source === "openhands-example");
 const groups: Group[] = [
   ...FOLDERS.filter((f) => f !== "mini-swe-agent").map((f) => ({
     name: f,
     sessions: all.filter((s) => s.source === f),
   })),
   { name: "swe-agent-trajectories, text protocol", ...loadSweTextProtocol() },
+  { name: "openhands-example, text protocol", sessions: openHands.map(asOpenHandsText), toolForms: openHands },
   { name: "mini-swe-agent", sessions: mini },
   { name: "mini-swe-agent, text protocol", sessions: mini.map(asTextProtocol), toolForms: mini },
   ...(quick ? [] : [{ name: "generated", sessions: generateLargeSessions(all) }]),
@@ -455,8 +465,10 @@ const doc = [
   "protocol the agent spoke (each assistant turn its THOUGHT and one ```` ```bash ```` block, each observation the next user",
   "message, `<returncode>`/`<output>` verbatim). The SWE-agent runs without function calling (its thought-action and XML",
   "modes) are replayed a second time as they were sent, each observation a plain user message in the run's template (the",
-  "output, then `(Open file: ..)`, `(Current directory: ..)` and `bash-$`). Request t is the history up to user turn t as",
-  "the agent sent it, converted",
+  "output, then `(Open file: ..)`, `(Current directory: ..)` and `bash-$`); `openhands-example` likewise as OpenHands sends",
+  "it to a model without native function calls (each call a `<function=..>` block ending the assistant's text, each result",
+  "a user message headed `EXECUTION RESULT of [tool]:`). Request t is the history up to user turn t as the agent sent it,",
+  "converted",
   "to each provider's format (OpenAI `tool_calls` / role `tool`, Anthropic `tool_use` / `tool_result`, Gemini",
   "`functionCall` / `functionResponse`), compressed with `context_compress` at each level (response instruction `full`,",
   "smart detect and input compression off) with recall on, as the product runs it: every cut marker names the recall",
@@ -504,8 +516,9 @@ const doc = [
   "  `(Interactive session: ..)`) and `bash-$`,",
   "  `OBSERVATION:` and the output, `<observation>` tags (and their cut), and its default template's clipped",
   "  `Observation: ..<response clipped>`; Aider's `/run` and `/test` output ('I ran this command: .. And got this output:",
-  "  ..', which answers no action) and its suggested commands' output (`Output from <command>`). The agent's text around",
-  "  the output stays as sent, and anything else in a user message (what a person typed) is left as it is.",
+  "  ..', which answers no action) and its suggested commands' output (`Output from <command>`); OpenHands'",
+  "  `EXECUTION RESULT of [tool]:`, answering a `<function=tool>` call of that tool. The agent's text around the output",
+  "  stays as sent, and anything else in a user message (what a person typed) is left as it is.",
   "- The SWE-agent text-protocol replay saves a little less than the same runs' tool-call form on the CTF runs: the shell",
   "  state after an output is the agent's text, not output, and some outputs set apart from it fall under a level's",
   "  threshold (500 characters at `aggressive`) that the whole message, the tool result of the tool-call form, is over.",

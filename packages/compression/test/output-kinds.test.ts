@@ -308,7 +308,7 @@ function conversation(provider: Provider, messages: { role: "user" | "assistant"
 
 const fenced = (command: string) => `Let me run the tests.\n\n\`\`\`bash\n${command}\n\`\`\``;
 
-describe("text-protocol observations of other agents (SWE-agent, Aider, mini-swe-agent 2.x)", () => {
+describe("text-protocol observations of other agents (SWE-agent, Aider, OpenHands, mini-swe-agent 2.x)", () => {
   const task = { role: "user" as const, text: "Fix the failing test." };
   for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
     it(`${provider}: each agent's observation is compressed inside the agent's text, which stays as sent`, () => {
@@ -316,7 +316,8 @@ describe("text-protocol observations of other agents (SWE-agent, Aider, mini-swe
         const text = shape.render(bigLog(600));
         const parts = splitObservation(text);
         if (!parts) throw new Error(`${shape.name} not recognised`);
-        const before = [task, { role: "assistant" as const, text: fenced(shape.command ?? "python -m pytest -x") }];
+        const action = shape.action ?? fenced(shape.command ?? "python -m pytest -x");
+        const before = [task, { role: "assistant" as const, text: action }];
         const body = conversation(provider, [...before, { role: "user", text }]);
         const out = texts(provider, compressRequest(provider, body, contextSettings("standard")).body);
         expect(out.slice(0, 2), shape.name).to.deep.equal(before.map((m) => m.text));
@@ -364,6 +365,8 @@ describe("text-protocol observations of other agents (SWE-agent, Aider, mini-swe
     it(`${provider}: near-misses right after a command stay as typed`, () => {
       const log = bigLog(600);
       const nearMisses = [
+        // The result of another tool than the one called.
+        `EXECUTION RESULT of [str_replace_editor]:\n${log}`,
         // A person's words, not an agent's template.
         `Observation: the tests fail.\n${log}`,
         `Output from running it:\n${log}\n`,
@@ -438,8 +441,9 @@ describe("observation shapes (property)", () => {
           // SWE-agent 0.x's shape is its ending (the output may start any way).
           if (!shape.name.startsWith("SWE-agent 0.x prompt"))
             expect(splitObservation(`${said}\n${text}`)).to.equal(undefined);
-          // SWE-agent 1.x's is its beginning (everything after `OBSERVATION:` is output).
-          if (shape.name !== "SWE-agent 1.x") expect(splitObservation(`${text}\n${said}`)).to.equal(undefined);
+          // SWE-agent 1.x's and OpenHands' are their beginning (everything after the heading is output).
+          if (!["SWE-agent 1.x", "OpenHands without native function calls"].includes(shape.name))
+            expect(splitObservation(`${text}\n${said}`)).to.equal(undefined);
         }),
         { numRuns: 200 },
       );

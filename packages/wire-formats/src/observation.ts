@@ -18,6 +18,8 @@
 // - Aider: `/run` and `/test` output ("I ran this command: .. And got this output: .."),
 //   which names its command and answers no action; and the output of shell commands an
 //   answer suggested ("Output from <command>"), its command one of that answer's.
+// - OpenHands without native function calls (its fn_call_converter): "EXECUTION RESULT of
+//   [tool]:" then the output, answering a `<function=tool>` call of that tool.
 // What the agents send that holds no command output (format errors, "ran successfully and
 // did not produce any output") is no observation here: there is nothing in it to compress.
 
@@ -28,6 +30,8 @@ export interface Observation {
   close: string;
   /** The command as the message itself names it, where it does. */
   command?: string;
+  /** The tool whose call the message answers, where it names one (OpenHands). */
+  tool?: string;
   /** Whether the message is an observation only as the answer to an assistant's action. */
   needsAction: boolean;
 }
@@ -61,22 +65,25 @@ function byStart(text: string): Observation | undefined {
       return text.startsWith("Output from ") ? headed(AIDER_SHELL, text, true) : undefined;
     case 0x49 /* I */:
       return text.startsWith("I ran this command:\n\n") ? headed(AIDER_RUN, text, false) : undefined;
+    case 0x45 /* E */:
+      return text.startsWith("EXECUTION RESULT of [") ? openHands(text) : undefined;
   }
   return undefined;
 }
 
 /**
  * Whether observation `o` answers the assistant message before it, given that message's
- * action (its last command block, trimmed) and all its command blocks. A message that
- * names its command must name that action, or (Aider's shell output) a line of one of the
- * blocks; a message that needs no action answers whatever came before.
+ * action (undefined where it has none). A message that names its command must name the
+ * action's, or (Aider's shell output) a line of one of its blocks; one that names a tool,
+ * the action's tool; a message that needs no action answers whatever came before.
  */
-export function answers(o: Observation, action: string | undefined, blocks: readonly string[]): boolean {
+export function answers(o: Observation, action: TextAction | undefined): boolean {
   if (!o.needsAction) return true;
   if (action === undefined) return false;
+  if (o.tool !== undefined && o.tool !== action.tool) return false;
   if (o.command === undefined) return true;
   const named = o.command.trim();
-  return named === action || blocks.some((b) => b.split("\n").some((line) => line.trim() === named));
+  return named === action.command || action.blocks.some((b) => b.split("\n").some((line) => line.trim() === named));
 }
 
 /**
@@ -85,9 +92,7 @@ export function answers(o: Observation, action: string | undefined, blocks: read
  */
 export function isObservationAfter(text: string, before: string | undefined): boolean {
   const o = splitObservation(text);
-  if (!o) return false;
-  const blocks = before === undefined ? [] : commandBlocks(before);
-  return answers(o, blocks.at(-1)?.trim() || undefined, blocks);
+  return o !== undefined && answers(o, before === undefined ? undefined : actionOf(before));
 }
 
 // Each shape as one expression over the whole message, with its output as the group
@@ -140,6 +145,16 @@ function endOfText(text: string): number {
   return end;
 }
 
+/** OpenHands' tool result as a user message: all after the heading is output. */
+const OPENHANDS = /^EXECUTION RESULT of \[(?<tool>[^\]\n]+)\]:\n/;
+
+function openHands(text: string): Observation | undefined {
+  const m = OPENHANDS.exec(text);
+  const tool = m?.groups?.tool;
+  if (!m || tool === undefined) return undefined;
+  return { ...split(text, m[0].length, text.length), tool, needsAction: true };
+}
+
 /** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state (and, for CTFs, its interactive session) and prompt. */
 const SWE_PROMPT_TAIL =
   /^\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)(?:\n\(Interactive session: [^\n]*\))?\nbash-\$\s*$/;
@@ -165,24 +180,44 @@ const split = (text: string, start: number, end: number) => ({
   close: text.slice(end),
 });
 
+/** The action of an assistant message in a text protocol. */
+export interface TextAction {
+  /** Its command: the last command block, trimmed. */
+  command: string;
+  /** Every command block of the message, in the order they end. */
+  blocks: readonly string[];
+  /** The tool, where the last block is a `<function=tool>` call. */
+  tool?: string;
+}
+
 const FENCE = /```[\w.+-]*[ \t]*\n([\s\S]*?)\n?```/g;
 const COMMAND_TAG = /<(command|mswea_bash_command)>([\s\S]*?)<\/\1>/g;
+const FUNCTION_CALL = /<function=([^>\n]+)>\n([\s\S]*?)<\/function>/g;
+const COMMAND_PARAMETER = /<parameter=command>([\s\S]*?)<\/parameter>/;
 
 /**
- * The command blocks of an agent's message, in the order they end: fenced code blocks
- * (any info string: ```bash, mini-swe-agent 2.x's ```mswea_bash_command, SWE-agent's bare
- * ```), and the `<command>` / `<mswea_bash_command>` tags of XML protocols. The last is the
- * action the next user message answers.
+ * The action of an agent's message, or undefined: its command blocks are fenced code
+ * blocks (any info string: ```bash, mini-swe-agent 2.x's ```mswea_bash_command, SWE-agent's
+ * bare ```), the `<command>` / `<mswea_bash_command>` tags of XML protocols, and the
+ * `<function=tool>` calls of OpenHands' (whose command is their `command` parameter, as a
+ * native call's is); the last to end is the action the next user message answers.
  */
-export function commandBlocks(text: string): string[] {
-  const found: { end: number; body: string }[] = [];
+export function actionOf(text: string): TextAction | undefined {
+  const found: { end: number; body: string; tool?: string }[] = [];
   for (const m of text.matchAll(FENCE)) found.push({ end: m.index + m[0].length, body: m[1] ?? "" });
   if (text.includes("</command>") || text.includes("</mswea_bash_command>"))
     for (const m of text.matchAll(COMMAND_TAG)) found.push({ end: m.index + m[0].length, body: m[2] ?? "" });
-  return found.sort((a, b) => a.end - b.end).map((f) => f.body);
-}
-
-/** The command of an agent's action: its last command block, trimmed, or undefined. */
-export function fencedCommand(text: string): string | undefined {
-  return commandBlocks(text).at(-1)?.trim() || undefined;
+  if (text.includes("</function>"))
+    for (const m of text.matchAll(FUNCTION_CALL)) {
+      const call = m[2] ?? "";
+      const body = COMMAND_PARAMETER.exec(call)?.[1] ?? call;
+      found.push({ end: m.index + m[0].length, body, tool: m[1] });
+    }
+  if (found.length === 0) return undefined;
+  found.sort((a, b) => a.end - b.end);
+  const last = found[found.length - 1] as (typeof found)[number];
+  const command = last.body.trim();
+  // A call without a command (OpenHands' `think`, `finish`) is still an action of its tool.
+  if (command === "" && last.tool === undefined) return undefined;
+  return { command, blocks: found.map((f) => f.body), ...(last.tool === undefined ? {} : { tool: last.tool }) };
 }

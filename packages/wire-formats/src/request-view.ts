@@ -1,5 +1,5 @@
 import { isRecord } from "./json.ts";
-import { answers, commandBlocks, splitObservation } from "./observation.ts";
+import { actionOf, answers, splitObservation, type TextAction } from "./observation.ts";
 
 // How compression sees a request of each wire format (each adapter's `view`): its system
 // slot, its tool results, its prompt text, and the rules of tool-call pairing that a
@@ -128,19 +128,16 @@ function commandOf(input: unknown): string | undefined {
  */
 export class Actions {
   private readonly byId: Map<string, string>;
-  private action: string | undefined;
-  private blocks: readonly string[];
+  private action: TextAction | undefined;
 
   constructor(from?: Actions) {
     this.byId = new Map(from?.byId);
     this.action = from?.action;
-    this.blocks = from?.blocks ?? [];
   }
 
   /** An assistant message: its text (for a text-protocol action) and its tool calls. */
   assistant(text: string, calls: { id: unknown; input: unknown }[]): void {
-    this.blocks = commandBlocks(text);
-    this.action = this.blocks.at(-1)?.trim() || undefined;
+    this.action = actionOf(text);
     for (const c of calls) {
       const command = commandOf(c.input);
       if (command !== undefined && typeof c.id === "string") this.byId.set(c.id, command);
@@ -154,15 +151,15 @@ export class Actions {
   /** A user message's text with the output of an observation transformed (tags kept); any other text unchanged. */
   observation(text: string, ref: string, transform: ResultTransform): string {
     const o = splitObservation(text);
-    if (!o || !answers(o, this.action, this.blocks)) return text;
-    const next = transform(o.output, ref, o.command ?? this.action);
+    if (!o || !answers(o, this.action)) return text;
+    const command = o.command ?? this.action?.command;
+    const next = transform(o.output, ref, command === "" ? undefined : command);
     return next === o.output ? text : o.open + next + o.close;
   }
 
   /** A user message ends the latest action's turn: a later message cannot answer it. */
   answered(): void {
     this.action = undefined;
-    this.blocks = [];
   }
 }
 

@@ -2,7 +2,7 @@
 // it (mini-swe-agent's `observation_template` / `action_observation_template` and 1.x
 // `timeout_template`, SWE-agent's `next_step_template` of its 0.7, thought-action and
 // `bash_only` configs and its default truncated template, Aider's `run_output` prompt and
-// shell-command output), for the tests of the observation shapes here and in compression.
+// shell-command output, OpenHands' non-function-calling tool result), for the tests of the observation shapes here and in compression.
 
 const TOO_LONG_MINI = [
   "<warning>",
@@ -14,8 +14,18 @@ const TOO_LONG_MINI = [
   "</warning>",
 ].join("\n");
 
-/** Each agent's observation of `output`, as the agent renders it; `command` where the message names one. */
-export const SHAPES: { name: string; render: (output: string) => string; command?: string; needsAction: boolean }[] = [
+/**
+ * Each agent's observation of `output`, as the agent renders it; `command` where the
+ * message names one; `action`, an assistant message it answers where that is not a fenced
+ * command block.
+ */
+export const SHAPES: {
+  name: string;
+  render: (output: string) => string;
+  command?: string;
+  needsAction: boolean;
+  action?: string;
+}[] = [
   { name: "mini-swe-agent", render: (o) => `<returncode>1</returncode>\n<output>\n${o}</output>`, needsAction: true },
   {
     name: "mini-swe-agent, cut by the agent",
@@ -72,5 +82,12 @@ export const SHAPES: { name: string; render: (output: string) => string; command
     render: (o) => `Output from python -m pytest -x\n${o}\n\n\n`,
     command: "python -m pytest -x",
     needsAction: true,
+  },
+  {
+    name: "OpenHands without native function calls",
+    render: (o) => `EXECUTION RESULT of [execute_bash]:\n${o}`,
+    needsAction: true,
+    action:
+      "Let me run the tests.\n<function=execute_bash>\n<parameter=command>python -m pytest -x</parameter>\n</function>",
   },
 ];

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { ADAPTERS, type WireFormat } from "../src/index.ts";
-import { answers, commandBlocks, fencedCommand, splitObservation } from "../src/observation.ts";
+import { actionOf, answers, splitObservation } from "../src/observation.ts";
 import { SHAPES } from "./observation-shapes.ts";
 
 // Each text-protocol agent's observation, as its template renders it, splits into the
@@ -74,40 +74,57 @@ describe("text-protocol observation shapes", () => {
     for (const text of nearMisses) expect(splitObservation(text), text).to.equal(undefined);
   });
 
-  it("an observation answers the action before it; one that names its command, only that command", () => {
+  it("an observation answers the action before it; one that names its command or tool, only that one", () => {
     const of = (name: string) => splitObservation(SHAPES.find((s) => s.name === name)?.render(LOG) ?? "");
     const plain = of("SWE-agent 1.x");
     const timeout = of("mini-swe-agent 1.x timeout");
     const shell = of("Aider, a suggested command's output");
     const run = of("Aider /run");
-    if (!plain || !timeout || !shell || !run) throw new Error("shapes not recognised");
-    expect(answers(plain, "ls", ["ls"])).to.equal(true);
-    expect(answers(plain, undefined, [])).to.equal(false);
-    expect(answers(timeout, "sleep 100", ["sleep 100"])).to.equal(true);
-    expect(answers(timeout, "make", ["make"])).to.equal(false);
+    const openHands = of("OpenHands without native function calls");
+    if (!plain || !timeout || !shell || !run || !openHands) throw new Error("shapes not recognised");
+    const fenced = (...blocks: string[]) => actionOf(blocks.map((b) => `\`\`\`bash\n${b}\n\`\`\``).join("\nand\n"));
+    expect(answers(plain, fenced("ls"))).to.equal(true);
+    expect(answers(plain, undefined)).to.equal(false);
+    expect(answers(timeout, fenced("sleep 100"))).to.equal(true);
+    expect(answers(timeout, fenced("make"))).to.equal(false);
     // Aider runs each line of a suggested block: any of them may be the one named.
-    expect(answers(shell, "pip install -e .", ["pip install -e .\npython -m pytest -x"])).to.equal(true);
-    expect(answers(shell, "pip install -e .", ["pip install -e ."])).to.equal(false);
-    expect(answers(shell, undefined, [])).to.equal(false);
+    expect(answers(shell, fenced("pip install -e .\npython -m pytest -x"))).to.equal(true);
+    expect(answers(shell, fenced("python -m pytest -x", "pip install -e ."))).to.equal(true);
+    expect(answers(shell, fenced("pip install -e ."))).to.equal(false);
+    expect(answers(shell, undefined)).to.equal(false);
     // `/run` is the person's own command: it answers no action.
-    expect(answers(run, undefined, [])).to.equal(true);
+    expect(answers(run, undefined)).to.equal(true);
+    // OpenHands names the tool it answers: a call of that tool, and of no other.
+    const call = (tool: string) =>
+      actionOf(`Let me look.\n<function=${tool}>\n<parameter=command>\nls\n</parameter>\n</function>`);
+    expect(answers(openHands, call("execute_bash"))).to.equal(true);
+    expect(answers(openHands, call("str_replace_editor"))).to.equal(false);
+    expect(answers(openHands, fenced("ls"))).to.equal(false);
   });
 
-  it("an action is the last command block: a fence of any info string, or a <command> tag", () => {
-    expect(fencedCommand("THOUGHT: look.\n\n```bash\nls -la\n```")).to.equal("ls -la");
-    expect(fencedCommand("Let me look.\n```\nopen setup.py\n```")).to.equal("open setup.py");
-    expect(fencedCommand("THOUGHT: x\n\n```mswea_bash_command\ngrep -rn foo src\n```")).to.equal("grep -rn foo src");
-    expect(fencedCommand("We'll create it.\n<command>\ncreate reproduce.py\n</command>")).to.equal(
-      "create reproduce.py",
-    );
-    expect(fencedCommand("<mswea_bash_command>ls -la</mswea_bash_command>")).to.equal("ls -la");
-    expect(fencedCommand("```python\nprint(1)\n```\nthen\n<command>\npython x.py\n</command>")).to.equal("python x.py");
-    expect(fencedCommand("<command>\npython x.py\n</command>\nthen\n```bash\nls\n```")).to.equal("ls");
-    expect(commandBlocks("```sh\npip install -e .\npytest\n```\nand\n```bash\nmake\n```")).to.deep.equal([
-      "pip install -e .\npytest",
-      "make",
-    ]);
-    expect(fencedCommand("No command here, only `inline code`.")).to.equal(undefined);
+  it("an action is the last command block: a fence of any info string, a <command> tag or a <function=..> call", () => {
+    const command = (text: string) => actionOf(text)?.command;
+    expect(command("THOUGHT: look.\n\n```bash\nls -la\n```")).to.equal("ls -la");
+    expect(command("Let me look.\n```\nopen setup.py\n```")).to.equal("open setup.py");
+    expect(command("THOUGHT: x\n\n```mswea_bash_command\ngrep -rn foo src\n```")).to.equal("grep -rn foo src");
+    expect(command("We'll create it.\n<command>\ncreate reproduce.py\n</command>")).to.equal("create reproduce.py");
+    expect(command("<mswea_bash_command>ls -la</mswea_bash_command>")).to.equal("ls -la");
+    expect(command("```python\nprint(1)\n```\nthen\n<command>\npython x.py\n</command>")).to.equal("python x.py");
+    expect(command("<command>\npython x.py\n</command>\nthen\n```bash\nls\n```")).to.equal("ls");
+    expect(
+      actionOf(
+        "Let me view it.\n<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>/w/a.py</parameter>\n</function>",
+      ),
+    ).to.deep.equal({
+      command: "view",
+      blocks: ["view"],
+      tool: "str_replace_editor",
+    });
+    expect(actionOf("```sh\npip install -e .\npytest\n```\nand\n```bash\nmake\n```")).to.deep.equal({
+      command: "make",
+      blocks: ["pip install -e .\npytest", "make"],
+    });
+    expect(actionOf("No command here, only `inline code`.")).to.equal(undefined);
   });
 });
 
