@@ -1,3 +1,5 @@
+import { INDEX_NOTE } from "./span-index.ts";
+
 // Recall handles in cut markers (issue 18). Every cut of a tool result names the handle
 // its original is kept under, and, where the cut is whole lines of the original, which
 // lines: `[terse: 361 lines (12000 characters) omitted; recall 3f2a9c0d1b7e lines 120-480]`.
@@ -15,17 +17,16 @@ export function recallHandleOf(digestBase64: string): string {
 }
 
 const MARKER = "[terse: ";
-/** The index of what a cut left out is a note, not a cut: it names no range. */
-const NOTE = "[terse: the omitted part mentions: ";
 /** How many later occurrences of a line are tried for the one whose next line matches too. */
 const CANDIDATES = 32;
 
-const isCutLine = (line: string) => line.startsWith(MARKER) && line.endsWith("]") && !line.startsWith(NOTE);
+/** The index of what a cut left out is a note, not a cut: it names no range. */
+const isCutLine = (line: string) => line.startsWith(MARKER) && line.endsWith("]") && !line.startsWith(INDEX_NOTE);
 
 /** `compressed` with every cut marker naming `handle`, and the original's lines (1-based) each whole-line cut stands for. */
 export function nameRecallHandles(original: string, compressed: string, handle: string): string {
   const lines = compressed.split("\n");
-  const ranges = cutRanges(original.split("\n"), lines);
+  const ranges = cutRanges(original, lines);
   for (let k = 0; k < lines.length; k++) {
     const line = lines[k] as string;
     const range = ranges.get(k);
@@ -43,9 +44,15 @@ function nameInlineMarkers(line: string, handle: string): string {
   );
 }
 
+/** An occurrence of a kept line in the original: its line number (0-based) and where it starts. */
+interface Occurrence {
+  line: number;
+  at: number;
+}
+
 /** For each cut marker line of `kept` (by index), the range `a-b` of `original`'s lines it stands for, where one is known. */
-function cutRanges(original: readonly string[], kept: readonly string[]): Map<number, string> {
-  const where = positionsOf(original);
+function cutRanges(original: string, kept: readonly string[]): Map<number, string> {
+  const { where, lineCount } = occurrencesOf(original, kept);
   const ranges = new Map<number, string>();
   let pending: number[] = [];
   let next = 0; // the first original line not yet matched
@@ -61,13 +68,24 @@ function cutRanges(original: readonly string[], kept: readonly string[]): Map<nu
     }
     if (line.startsWith(MARKER)) continue;
     const after = following(kept, k);
-    const at = find(where.get(line), next, (p) => after === undefined || original[p + 1] === after);
-    if (at === undefined) continue;
-    close(at);
-    next = at + 1;
+    const found = find(
+      where.get(line),
+      next,
+      (o) => after === undefined || lineAt(original, o.at + line.length + 1, after),
+    );
+    if (found === undefined) continue;
+    close(found.line);
+    next = found.line + 1;
   }
-  close(original.length);
+  close(lineCount);
   return ranges;
+}
+
+/** Whether `text` has the whole line `line` starting at `at`. */
+function lineAt(text: string, at: number, line: string): boolean {
+  if (!text.startsWith(line, at)) return false;
+  const end = at + line.length;
+  return end === text.length || text.charCodeAt(end) === 10;
 }
 
 /** The next kept line after `k` that is not a marker, if any. */
@@ -79,29 +97,52 @@ function following(kept: readonly string[], k: number): string | undefined {
   return undefined;
 }
 
-function positionsOf(lines: readonly string[]): Map<string, number[]> {
-  const where = new Map<string, number[]>();
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const at = where.get(line);
-    if (at) at.push(i);
-    else where.set(line, [i]);
+/**
+ * Where each kept line occurs in the original, and how many lines the original has. Only
+ * the kept lines are looked for (a few hundred against a log's tens of thousands): the
+ * original is walked by its newlines, and a line is copied and looked up only when a kept
+ * line has its length and its first and last characters.
+ */
+function occurrencesOf(
+  original: string,
+  kept: readonly string[],
+): { where: Map<string, Occurrence[]>; lineCount: number } {
+  const where = new Map<string, Occurrence[]>();
+  const shapes = new Set<number>();
+  for (const line of kept) {
+    if (line.startsWith(MARKER) || where.has(line)) continue;
+    where.set(line, []);
+    shapes.add(shapeOf(line, 0, line.length));
   }
-  return where;
+  let line = 0;
+  for (let at = 0; ; line++) {
+    const nl = original.indexOf("\n", at);
+    const end = nl < 0 ? original.length : nl;
+    if (shapes.has(shapeOf(original, at, end))) where.get(original.slice(at, end))?.push({ line, at });
+    if (nl < 0) break;
+    at = nl + 1;
+  }
+  return { where, lineCount: line + 1 };
 }
 
-/** The first position at or after `from` that `fits`, among the next few; else the first at or after `from`. */
-function find(positions: number[] | undefined, from: number, fits: (p: number) => boolean): number | undefined {
-  if (!positions) return undefined;
+/** A line's length and first and last characters as one number (a Map key without a string made). */
+function shapeOf(text: string, start: number, end: number): number {
+  if (end === start) return 0;
+  return ((end - start) * 65_536 + text.charCodeAt(start)) * 65_536 + text.charCodeAt(end - 1);
+}
+
+/** The first occurrence at or after line `from` that `fits`, among the next few; else the first at or after `from`. */
+function find(found: Occurrence[] | undefined, from: number, fits: (o: Occurrence) => boolean): Occurrence | undefined {
+  if (!found) return undefined;
   let lo = 0;
-  let hi = positions.length;
+  let hi = found.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if ((positions[mid] as number) < from) lo = mid + 1;
+    if ((found[mid] as Occurrence).line < from) lo = mid + 1;
     else hi = mid;
   }
-  for (let i = lo; i < positions.length && i < lo + CANDIDATES; i++) {
-    if (fits(positions[i] as number)) return positions[i];
+  for (let i = lo; i < found.length && i < lo + CANDIDATES; i++) {
+    if (fits(found[i] as Occurrence)) return found[i];
   }
-  return positions[lo];
+  return found[lo];
 }
