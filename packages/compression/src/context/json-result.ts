@@ -1,6 +1,6 @@
 import type { ContextLimits } from "./levels.ts";
 import { shortenLines } from "./log-lines.ts";
-import { spanIndex } from "./span-index.ts";
+import { indexBudget, spanIndex } from "./span-index.ts";
 import { cutMiddle } from "./truncate.ts";
 
 // A JSON tool result (an API response, `gh ... --json`, a dump) shortened by its
@@ -8,53 +8,52 @@ import { cutMiddle } from "./truncate.ts";
 // items and say how many went, long strings keep their head and tail. What is left is
 // still valid JSON, so the agent can read it as the tool returned it. A string that is
 // most of the result (the body of an issue or a PR, a log inside an API response) is
-// the content itself and is shortened as text, with the whole budget.
+// the content itself and is shortened as text, with the whole budget. The names of all
+// that went are listed once, beside the first cut (one index for the whole result: a name
+// every item repeats is listed once, and the budget follows the size of all that went).
 
 /** Larger texts are not parsed: parsing is the cost, and a head/tail cut does as well there. */
 const MAX_PARSE_CHARS = 2_000_000;
 
-/** Of the level's name budget, the share one cut string or array may use: a result can hold many. */
-const JSON_NAMES_SHARE = 0.5;
-
 /** A string holding more than this share of the result is its main content. */
 const MAIN_STRING_SHARE = 0.5;
 
-function shortenValue(value: unknown, limits: ContextLimits, main: string | undefined): unknown {
+/** One shortening pass: where the index goes (at the first cut, then spent), and the main string's cut, made once. */
+interface Pass {
+  main: string | undefined;
+  mainShortened?: string;
+  index?: string;
+}
+
+/** The index beside a cut, the first time: an array item after the marker, a line after a cut string. */
+function spendIndex(pass: Pass): string | undefined {
+  const index = pass.index;
+  pass.index = undefined;
+  return index;
+}
+
+function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknown {
   if (typeof value === "string") {
     if (value.length <= limits.jsonStringChars) return value;
-    if (value === main) return shortenLines(value, limits);
-    const cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
-    // The names the cut took out, within a share of the budget like the string's own.
-    const index = spanIndex(value, cut, Math.floor(limits.keepNames * JSON_NAMES_SHARE), false);
+    let cut: string;
+    if (value === pass.main) cut = pass.mainShortened ??= shortenLines(value, limits);
+    else cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
+    const index = spendIndex(pass);
     return index ? `${cut}\n${index}` : cut;
   }
   if (Array.isArray(value)) {
-    const kept = value.slice(0, limits.jsonArrayItems).map((v) => shortenValue(v, limits, main));
+    const kept = value.slice(0, limits.jsonArrayItems).map((v) => shortenValue(v, limits, pass));
     const more = value.length - kept.length;
     if (more === 0) return kept;
-    const index = spanIndex(
-      itemsText(value.slice(kept.length)),
-      JSON.stringify(kept),
-      Math.floor(limits.keepNames * JSON_NAMES_SHARE),
-      false,
-    );
+    const index = spendIndex(pass);
     return [...kept, `[terse: ${more} more items omitted]`, ...(index ? [index] : [])];
   }
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = shortenValue(v, limits, main);
+    for (const [k, v] of Object.entries(value)) out[k] = shortenValue(v, limits, pass);
     return out;
   }
   return value;
-}
-
-/**
- * The JSON text of the items with each object of the array on a line of its own (a
- * newline for the comma between two objects: the same length and the same names): the
- * name index reads a line once, and a long array repeats most of its items.
- */
-function itemsText(items: unknown[]): string {
-  return JSON.stringify(items).replaceAll("},{", "}\n{");
 }
 
 /** The indentation the text was written with ("" for compact JSON). */
@@ -63,8 +62,12 @@ function indentOf(text: string): string {
   return m?.[1] ?? "";
 }
 
-/** The JSON text shortened by structure, or null when the text is not one JSON value. */
-export function shortenJson(text: string, limits: ContextLimits): string | null {
+/**
+ * The JSON text shortened by structure, with the index of what went beside its first cut,
+ * or null when the text is not one JSON value. Still longer than the level shortens to,
+ * it is cut as lines, and the index follows as its last line.
+ */
+export function shortenJson(text: string, limits: ContextLimits, command?: string): string | null {
   const trimmed = text.trim();
   const first = trimmed[0];
   if ((first !== "{" && first !== "[") || trimmed.length > MAX_PARSE_CHARS) return null;
@@ -74,9 +77,17 @@ export function shortenJson(text: string, limits: ContextLimits): string | null 
   } catch {
     return null;
   }
-  const main = longestString(value);
-  const isMain = main !== undefined && main.length > trimmed.length * MAIN_STRING_SHARE;
-  return JSON.stringify(shortenValue(value, limits, isMain ? main : undefined), null, indentOf(trimmed));
+  const longest = longestString(value);
+  const pass: Pass = {
+    main: longest !== undefined && longest.length > trimmed.length * MAIN_STRING_SHARE ? longest : undefined,
+  };
+  const shortened = (index?: string) =>
+    JSON.stringify(shortenValue(value, limits, Object.assign(pass, { index })), null, indentOf(trimmed));
+  const plain = shortened();
+  const out = plain.length > limits.shortenAbove ? shortenLines(plain, limits, command) : plain;
+  const index = spanIndex(trimmed, out, indexBudget(limits.keepNames, trimmed.length - out.length));
+  if (!index) return out;
+  return out === plain ? shortened(index) : `${out}\n${index}`;
 }
 
 function longestString(value: unknown): string | undefined {

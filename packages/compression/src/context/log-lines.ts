@@ -1,7 +1,7 @@
 import { type Line, lineFrom, lookAlikeRun, newlinesIn, SIMILAR_RUN, skim } from "./collapsed-lines.ts";
 import { repeatable } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
-import { spanIndex } from "./span-index.ts";
+import { indexBudget, spanIndex } from "./span-index.ts";
 import { cutMiddle, omitted } from "./truncate.ts";
 
 // Line-oriented output (build logs, test runs, file views, grep hits) shortened the way a
@@ -107,7 +107,8 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
   gap(at, midEnd);
   for (const e of tail) keep(e.text, lineCap);
   // The names of what went, beside the first cut.
-  const index = spanIndex(gone.join("\n"), out.join("\n"), limits.keepNames);
+  const omittedText = gone.join("\n");
+  const index = spanIndex(omittedText, out.join("\n"), indexBudget(limits.keepNames, omittedText.length));
   if (index && firstMarker >= 0) out.splice(firstMarker + 1, 0, index);
   sayHowToSeeAgain(out, command);
   return out.join("\n");

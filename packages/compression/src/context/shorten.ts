@@ -21,10 +21,8 @@ export function shortenResult(text: string, limits: ContextLimits, command?: str
   const kind = kindOf(text, command);
   if (kind === "file-view" && text.length <= limits.fileViewAbove) return text;
   let out: string;
-  if (kind === "json") {
-    out = shortenJson(text, limits) ?? text;
-    if (out.length > limits.shortenAbove) out = shortenLines(out, limits, command);
-  } else if (kind === "listing") out = shortenListing(text, limits, command);
+  if (kind === "json") out = shortenJson(text, limits, command) ?? shortenLines(text, limits, command);
+  else if (kind === "listing") out = shortenListing(text, limits, command);
   else if (kind === "file-view") out = shortenFileView(text, limits, command);
   else if (kind === "diff") out = shortenDiff(text, limits, command);
   else out = shortenLines(text, limits, command);
