@@ -484,9 +484,11 @@ const doc = [
   "are over the sessions with any pair. A text-protocol replay is measured against its tool-call form (the same",
   "messages one for one, observations located by position).",
   "",
-  "Time: `compressRequest` on each request freshly parsed, in a pass of its own per session (the exact token counts",
+  "Time: `compressRequest` on each request freshly parsed, in passes of their own per session (the exact token counts",
   "of the measurements make garbage the data plane never makes, and its collections would land in the timed",
-  "calls), its memory empty at the session's start; per 100 KB over the requests of at least 100 KB.",
+  "calls), its memory empty at the session's start; three passes, each request's fastest counted (wall and CPU",
+  "apart: on the shared 2-core machine a call often waits for a core, or meets a collection of the benchmark's own",
+  "heap, which holds the whole corpus); per 100 KB over the requests of at least 100 KB.",
   "",
   "What a level does (`packages/compression/src/context`, thresholds in `levels.ts`): a tool result (or a text-protocol",
   "observation, recognised by its shape) identical to an earlier one becomes a reference to it; runs of lines an earlier",
@@ -596,5 +598,6 @@ const doc = [
   ...mtBench(),
   "",
 ];
-if (!quick && only === undefined && format === undefined) writeFileSync(join(REPO_ROOT, "docs", "compression.md"), doc.join("\n"));
+if (!quick && only === undefined && format === undefined)
+  writeFileSync(join(REPO_ROOT, "docs", "compression.md"), doc.join("\n"));
 console.log(doc.join("\n"));
