@@ -51,6 +51,10 @@ interface Counted {
   check: number;
 }
 
+/** Up to this length a text is its own key (tinyTokens); TINY_LIMIT of them are remembered. */
+const TINY_CHARS = 24;
+const TINY_LIMIT = 10_000;
+const tinyCache = new Map<string, number>();
 const shortCache = new TextLru<number>(CACHE_LIMIT);
 const longCache = new Lru<Counted, number>(CACHE_LIMIT);
 /** Exact counts live apart, so measuring never evicts what the hot path remembers. */
@@ -58,6 +62,7 @@ const exactCache = new Lru<number>(CACHE_LIMIT);
 
 /** Forgets every remembered count: benchmarks start each replayed session cold, as a new process would. */
 export function forgetTokenCounts(): void {
+  tinyCache.clear();
   shortCache.clear();
   longCache.clear();
 }
@@ -72,7 +77,8 @@ function sampledTokens(text: string): number {
     const start = from < 0 || from > i * step + SAMPLE_CHARS ? i * step : from;
     const sample = text.slice(start, start + SAMPLE_CHARS);
     chars += sample.length;
-    tokens += countTokens(sample, SPECIAL_TOKENS_AS_TEXT);
+    // A sample is a short text of its own: long texts that share a stretch (a log run again) share its count.
+    tokens += textTokens(sample);
   }
   return Math.round((tokens * text.length) / chars);
 }
@@ -82,24 +88,45 @@ function sampledTokens(text: string): number {
  * into two independent keys (the second confirms a hit on the first). Two texts that
  * share all of them get one estimate; the estimate is all that is at stake.
  */
-function longKeys(text: string): [number, number] {
+function longKey(text: string): number {
   const third = Math.floor(text.length / 3);
-  const starts = [0, third, 2 * third, text.length - FINGERPRINT_SLICE];
   let a = mix(0x1b873593, text.length);
   let b = mix(0x7feb352d, text.length);
-  for (const start of starts) {
+  // The slices' starts written out, not an array of them: this runs for every long part of every request.
+  for (let s = 0; s < 4; s++) {
+    const start = s === 3 ? text.length - FINGERPRINT_SLICE : s * third;
     for (let i = start; i < start + FINGERPRINT_SLICE; i++) {
       const c = text.charCodeAt(i);
       a = mix(a, c);
       b = mix(b ^ 0x68e31da4, c);
     }
   }
-  return [a, b];
+  longCheck = b;
+  return a;
+}
+/** The second key of the text longKey() read last (two numbers returned without a tuple per call). */
+let longCheck = 0;
+
+/**
+ * Tokens of a field name or a short value (`role`, `content`, `assistant`), by the text
+ * itself: most of a request's texts are these, hashing a few characters costs less than a
+ * key's sampling and the memcmp behind it, and a parsed field name comes internalised,
+ * its hash already known.
+ */
+function tinyTokens(text: string): number {
+  const hit = tinyCache.get(text);
+  if (hit !== undefined) return hit;
+  const tokens = countTokens(text, SPECIAL_TOKENS_AS_TEXT);
+  // Bounded the cheap way: a request's few dozen names and roles come back at once.
+  if (tinyCache.size >= TINY_LIMIT) tinyCache.clear();
+  tinyCache.set(text, tokens);
+  return tokens;
 }
 
 /** Tokens of one text, remembered. */
 function textTokens(text: string): number {
   if (text.length === 0) return 0;
+  if (text.length <= TINY_CHARS) return tinyTokens(text);
   if (text.length <= SELF_KEYED_CHARS) {
     const hit = shortCache.get(text);
     if (hit !== undefined) return hit;
@@ -107,7 +134,8 @@ function textTokens(text: string): number {
     shortCache.set(text, tokens);
     return tokens;
   }
-  const [key, check] = longKeys(text);
+  const key = longKey(text);
+  const check = longCheck;
   const hit = longCache.get(key);
   if (hit !== undefined && hit.check === check) return hit.tokens;
   const tokens = text.length > SAMPLE_ABOVE_CHARS ? sampledTokens(text) : countTokens(text, SPECIAL_TOKENS_AS_TEXT);

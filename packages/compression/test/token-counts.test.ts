@@ -45,6 +45,14 @@ describe("token counts", () => {
     expect(countExactTokens(long)).to.equal(countTokens(long, { disallowedSpecial: new Set() }));
   });
 
+  it("field names and short values count as the tokenizer counts them, also past the remembered ones' bound", () => {
+    const names = Array.from({ length: 12_000 }, (_, i) => `field_${i}`);
+    for (const name of names) countContentTokens({ [name]: "x" });
+    for (const name of ["role", "content", "assistant", names[0] as string, names[11_999] as string, "tool_calls"]) {
+      expect(countContentTokens(JSON.parse(JSON.stringify(name))), name).to.equal(countTokens(name));
+    }
+  });
+
   it("a message counts its texts and their JSON punctuation", () => {
     const message = { role: "user", content: "Run the tests" };
     const expected =
