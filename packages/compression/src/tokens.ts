@@ -77,8 +77,7 @@ function sampledTokens(text: string): number {
     const start = from < 0 || from > i * step + SAMPLE_CHARS ? i * step : from;
     const sample = text.slice(start, start + SAMPLE_CHARS);
     chars += sample.length;
-    // A sample is a short text of its own: long texts that share a stretch (a log run again) share its count.
-    tokens += textTokens(sample);
+    tokens += countTokens(sample, SPECIAL_TOKENS_AS_TEXT);
   }
   return Math.round((tokens * text.length) / chars);
 }
