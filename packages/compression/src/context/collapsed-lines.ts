@@ -18,6 +18,8 @@ export interface Line {
 /** A line of the skimmed text and the stretch of the original it stands for. */
 export interface Entry extends Line {
   text: string;
+  /** The marker of a run's middle: the stretch is lines the text no longer shows. */
+  collapsed?: true;
 }
 
 /**
@@ -140,7 +142,7 @@ export function skim(
       run.length = 0;
       run.push(
         { ...line, text: own },
-        { start: first.end + 1, end: last.start - 1, text: omitted(`${count - 2} similar lines`) },
+        { start: first.end + 1, end: last.start - 1, text: omitted(`${count - 2} similar lines`), collapsed: true },
         { ...far, text: farText },
       );
     }

@@ -1,4 +1,4 @@
-import { type Line, lineFrom, lookAlikeRun, newlinesIn, SIMILAR_RUN, skim } from "./collapsed-lines.ts";
+import { type Entry, type Line, lineFrom, lookAlikeRun, newlinesIn, SIMILAR_RUN, skim } from "./collapsed-lines.ts";
 import { repeatable } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
 import { indexBudget, spanIndex } from "./span-index.ts";
@@ -68,6 +68,11 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
   const forward = skim(text, 0, text.length, whole + 1);
   if (forward.complete) {
     const collapsed = forward.entries.map((e) => e.text);
+    // The runs' middles went: their names are listed after the first, as a cut's are.
+    const runs = forward.entries.filter((e) => e.collapsed);
+    const omittedText = runs.map((e) => text.slice(e.start, e.end)).join("\n");
+    const index = spanIndex(omittedText, collapsed.join("\n"), indexBudget(limits.keepNames, omittedText.length));
+    if (index && runs[0]) collapsed.splice(forward.entries.indexOf(runs[0]) + 1, 0, index);
     sayHowToSeeAgain(collapsed, command);
     return collapsed.join("\n");
   }
@@ -96,8 +101,15 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
     gone.push(text.slice(from, to));
     out.push(omitted(`${newlinesIn(text, from, to) + 1} lines`));
   };
+  // A run's middle collapsed in the head or the tail went too.
+  const keepEntry = (e: Entry, cap: number) => {
+    if (!e.collapsed) return keep(e.text, cap);
+    gone.push(text.slice(e.start, e.end));
+    if (firstMarker < 0) firstMarker = out.length;
+    return out.push(e.text);
+  };
   const lineCap = Math.max(limits.keepHead, limits.keepTail);
-  for (const e of head) keep(e.text, lineCap);
+  for (const e of head) keepEntry(e, lineCap);
   let at = midStart;
   for (const s of signals) {
     gap(at, s.start - 1);
@@ -105,7 +117,7 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
     at = s.end + 1;
   }
   gap(at, midEnd);
-  for (const e of tail) keep(e.text, lineCap);
+  for (const e of tail) keepEntry(e, lineCap);
   // The names of what went, beside the first cut.
   const omittedText = gone.join("\n");
   const index = spanIndex(omittedText, out.join("\n"), indexBudget(limits.keepNames, omittedText.length));
