@@ -14,7 +14,7 @@ export const RECALL_TOOL_NAME = "terse_recall";
  * cache would be written anew once).
  */
 export const RECALL_TOOL_DESCRIPTION =
-  "Read back text that terse cut from an earlier tool result: a marker `[terse: ... omitted; recall HANDLE lines A-B]` stands where it was cut; pass HANDLE, and A-B as lines to read only that part.";
+  "Read back text that terse cut from an earlier tool result: a marker `[terse: ... omitted; recall HANDLE lines A-B]` stands where it was cut; pass HANDLE, and A-B as lines to read only that part, or a name the cut mentions as match for only the lines holding it.";
 
 /** The tool's parameters as JSON Schema (every format's declaration holds this object). */
 export const RECALL_TOOL_PARAMETERS = {
@@ -22,6 +22,10 @@ export const RECALL_TOOL_PARAMETERS = {
   properties: {
     handle: { type: "string", description: "The handle in the marker, e.g. 3f2a9c0d1b7e." },
     lines: { type: "string", description: "Optional: the lines to fetch, e.g. 120-480; the whole text when left out." },
+    match: {
+      type: "string",
+      description: "Optional: text to find; only the lines holding it, numbered.",
+    },
   },
   required: ["handle"],
 } as const;

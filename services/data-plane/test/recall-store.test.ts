@@ -78,7 +78,42 @@ describe("recall answers", () => {
     expect(out).to.match(/\[terse: lines (\d+)-100 follow; recall 0123456789ab lines \1-100\]$/);
   });
 
+  it("returns only the lines that hold a name, each after its number, within a range if one is given", () => {
+    const ask = readRecallCall(call({ handle: "0123456789ab", match: " line 7" }));
+    expect(ask).to.deep.equal({ handle: "0123456789ab", match: "line 7" });
+    // line 7, and 70-79 (which hold "line 7" too)
+    const out = recallAnswer(ask as Exclude<typeof ask, string>, original, 10_000);
+    expect(out.split("\n")).to.deep.equal([
+      "7: line 7",
+      ...Array.from({ length: 10 }, (_, i) => `${70 + i}: line ${70 + i}`),
+    ]);
+    const within = readRecallCall(call({ handle: "0123456789ab", lines: "1-70", match: "line 7" }));
+    expect(recallAnswer(within as Exclude<typeof within, string>, original, 10_000)).to.equal("7: line 7\n70: line 70");
+    expect(recallAnswer({ handle: "0123456789ab", match: "nowhere" }, original, 10_000)).to.equal(
+      'terse_recall: no line of 0123456789ab holds "nowhere".',
+    );
+    expect(recallAnswer({ handle: "0123456789ab", from: 1, to: 5, match: "line 9" }, original, 10_000)).to.equal(
+      'terse_recall: no line of 0123456789ab 1-5 holds "line 9".',
+    );
+  });
+
+  it("pages the lines that hold a name, saying from which line to ask again", () => {
+    const out = recallAnswer({ handle: "0123456789ab", match: "line" }, original, 60);
+    const [shown, note] = [out.split("\n").slice(0, -1), out.split("\n").at(-1)];
+    expect(shown.join("\n").length).to.be.at.most(60);
+    expect(shown[0]).to.equal("1: line 1");
+    const next = shown.length + 1;
+    expect(note).to.equal(
+      `[terse: more lines from ${next} on hold it; recall 0123456789ab lines ${next}-100 match "line"]`,
+    );
+  });
+
   it("says so when nothing is kept, or the arguments are wrong, instead of failing", () => {
+    expect(readRecallCall(call({ handle: "0123456789ab", match: 42 })))
+      .to.be.a("string")
+      .and.match(/`match` must be/);
+    expect(readRecallCall(call({ handle: "0123456789ab", match: "x".repeat(201) }))).to.be.a("string");
+    expect(readRecallCall(call({ handle: "0123456789ab", match: "  " }))).to.be.a("string");
     expect(recallAnswer({ handle: "0123456789ab" }, null, 100)).to.match(/nothing is kept under 0123456789ab/);
     expect(readRecallCall(call({})))
       .to.be.a("string")

@@ -420,6 +420,19 @@ describe("data plane: recall (terse_recall)", () => {
         }
       }
 
+      it(`${wire.label}: a recall by a name the cut's index lists returns the lines that hold it, numbered`, async () => {
+        h.fake.reset();
+        await wire.send(sdkClients(h.url, compressing), { log: LOG, turns: 1, stream: false });
+        const cutText = wire.results(generations()[0]?.body ?? {})[0] ?? "";
+        const cut = await cutSession(wire);
+        const name = `src/module_${cut.from}.c`;
+        expect(cutText, "the index lists the name").to.match(new RegExp(`the omitted part mentions: [^\\]]*${name}`));
+        h.fake.set({ toolCall: { name: RECALL, arguments: { handle: cut.handle, match: name }, answer: ANSWER } });
+        await wire.send(sdkClients(h.url, compressing), { log: LOG, turns: 2, stream: false });
+        const recalled = wire.results(generations()[1]?.body ?? {}).at(-1) ?? "";
+        expect(recalled).to.equal(`${cut.from}: ${LOG_LINES[cut.from - 1]}`);
+      });
+
       it(`${wire.label}: a call of the client's own tool beside terse_recall reaches the client, terse's does not`, async () => {
         const cut = await cutSession(wire);
         for (const stream of [false, true]) {
