@@ -100,7 +100,7 @@ export function isObservationAfter(text: string, before: string | undefined): bo
 
 /** mini-swe-agent 1.x and 2.x (text-based configs). */
 const MINI =
-  /^(?:<exception>[^\n]*<\/exception>\n)?<returncode>-?\d{1,3}<\/returncode>\n(?:<warning>\n[^<]*<\/warning>)?(?:<output>\n|<output_head>\n)(?<out>[\s\S]*?)(?:\n?<\/output>|\n?<\/output_tail>)\s*$/d;
+  /^(?:<exception>[\s\S]*?<\/exception>\n)?<returncode>-?\d{1,3}<\/returncode>\n(?:<warning>\n[^<]*<\/warning>)?(?:<output>\n|<output_head>\n)(?<out>[\s\S]*?)(?:\n?<\/output>|\n?<\/output_tail>)\s*$/d;
 
 /** mini-swe-agent 1.x's notice of a command that timed out (its default `timeout_template`). */
 const MINI_TIMEOUT =

@@ -34,9 +34,9 @@ export const SHAPES: {
     needsAction: true,
   },
   {
-    name: "mini-swe-agent 2.x, a command that failed to run",
+    name: "mini-swe-agent 2.x, a command (of two lines) that failed to run",
     render: (o) =>
-      `<exception>An error occurred while executing the command: Command 'sleep 100' timed out after 30 seconds</exception>\n<returncode>-1</returncode>\n<output>\n${o}</output>`,
+      `<exception>An error occurred while executing the command: Command 'cd /repo\nsleep 100' timed out after 30 seconds</exception>\n<returncode>-1</returncode>\n<output>\n${o}</output>`,
     needsAction: true,
   },
   {
