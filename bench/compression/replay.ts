@@ -12,6 +12,7 @@ import {
   type Provider,
   pairingProblems,
 } from "@terse/compression";
+import { splitObservation } from "../../packages/wire-formats/src/index.ts";
 import type { Session } from "./corpus.ts";
 import { partsOf, toProvider, withoutInstruction } from "./formats.ts";
 import { cachedCost, partCounts, sharedParts, sumOf } from "./metrics.ts";
@@ -181,22 +182,31 @@ export class RetentionMeter {
 export const naiveCut = (text: string): string =>
   text.length > 16_000 ? text.slice(0, 4_000) + text.slice(-4_000) : text;
 
-/** The text of a tool result or a text-protocol observation (a user message in `<returncode>` shape), else undefined. */
-function resultText(b: Session["messages"][number]["content"][number], role: string): string | undefined {
-  if (b.type === "tool_result") return b.content;
-  return b.type === "text" && role === "user" && b.text.startsWith("<returncode>") ? b.text : undefined;
+type Block = Session["messages"][number]["content"][number];
+
+/**
+ * The output a block holds: a tool result's text, or a text-protocol observation's output
+ * (a user message in one of the agents' shapes, `splitObservation`) with the agent's text
+ * around it; undefined for anything else.
+ */
+function outputOf(b: Block, role: string): { before: string; output: string; after: string } | undefined {
+  if (b.type === "tool_result") return { before: "", output: b.content, after: "" };
+  if (b.type !== "text" || role !== "user") return undefined;
+  const o = splitObservation(b.text);
+  return o && { before: o.open, output: o.output, after: o.close };
 }
 
-/** The session with the naive rule applied to every tool result (and text-protocol observation). */
+/** The session with the naive rule applied to every tool result (and text-protocol observation's output). */
 export function naiveSession(s: Session): Session {
   return {
     ...s,
     messages: s.messages.map((m) => ({
       role: m.role,
       content: m.content.map((b) => {
-        const text = resultText(b, m.role);
-        if (text === undefined) return b;
-        return b.type === "tool_result" ? { ...b, content: naiveCut(text) } : { ...b, text: naiveCut(text) };
+        const o = outputOf(b, m.role);
+        if (o === undefined) return b;
+        const cut = `${o.before}${naiveCut(o.output)}${o.after}`;
+        return b.type === "tool_result" ? { ...b, content: cut } : { ...b, text: cut };
       }),
     })),
   };
@@ -204,7 +214,7 @@ export function naiveSession(s: Session): Session {
 
 /** Whether the naive rule cuts anything in the session. */
 export const naiveCuts = (s: Session): boolean =>
-  s.messages.some((m) => m.content.some((b) => (resultText(b, m.role)?.length ?? 0) > 16_000));
+  s.messages.some((m) => m.content.some((b) => (outputOf(b, m.role)?.output.length ?? 0) > 16_000));
 
 export function replay(
   provider: Provider,
