@@ -223,8 +223,6 @@ export function replay(
   toolForm: Session = session,
 ): Replay {
   const naive = level === "naive" ? toProvider(provider, naiveSession(session)) : undefined;
-  const { times, timesPer100k, cpuPer100k } =
-    level === "naive" ? { times: [], timesPer100k: [], cpuPer100k: [] } : timeSession(provider, session, level);
   forgetRemembered();
   const ps = toProvider(provider, session);
   const offsets = [0];
@@ -238,9 +236,10 @@ export function replay(
     costAfter: 0,
     pairs: 0,
     stablePairs: 0,
-    times,
-    timesPer100k,
-    cpuPer100k,
+    // Timed apart, by timeSession, once every replay is done.
+    times: [],
+    timesPer100k: [],
+    cpuPer100k: [],
     pairingChecks: 0,
     pairingFailures: 0,
     assistantChecks: 0,
