@@ -1,7 +1,8 @@
 // Baseline of the proxy benchmark: http-proxy with a keep-alive agent and nothing else
 // (no auth, no rate limit, no metering). What terse costs is measured against it.
-import { createRequire } from "node:module";
+
 import http from "node:http";
+import { createRequire } from "node:module";
 
 const require = createRequire(new URL("../../services/data-plane/package.json", import.meta.url));
 const httpProxy = require("http-proxy");

@@ -1,8 +1,8 @@
+import type Anthropic from "@anthropic-ai/sdk";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
-import { type Harness, startHarness, sdkClients } from "./harness.ts";
+import { type Harness, sdkClients, startHarness } from "./harness.ts";
 
 // Agents without native tool calls (mini-swe-agent, SWE-agent, Aider) send a command's
 // output back as a plain user message in their own template (mini-swe-agent's

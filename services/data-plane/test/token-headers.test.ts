@@ -1,7 +1,7 @@
 import { countInputTokens } from "@terse/compression";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import { type Harness, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
 
 // X-Terse-Input-Tokens-Before / -After / -Saved on every answer to a request compression
 // saw, JSON, stream and upstream error alike, so an agent's own logs show what terse did:

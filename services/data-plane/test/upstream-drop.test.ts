@@ -1,7 +1,7 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { expect } from "chai";
-import { type Harness, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
 
 // An upstream that streams a few events and then drops its TCP connection: every event
 // it sent must reach the caller before the caller's stream ends (cut short). One event

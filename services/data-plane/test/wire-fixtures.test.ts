@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "@terse/testkit";
-import { expect } from "chai";
 import { ADAPTERS, SseSplitter } from "@terse/wire-formats";
+import { expect } from "chai";
 import { UsageTap } from "../src/domain/usage-tap.ts";
 
 // The usage tap against streams recorded from the real APIs (../shared/corpus/wire-fixtures,
