@@ -457,7 +457,7 @@ const timings: Record<string, Record<string, Timing[]>> = rendered
   : Object.fromEntries(groups.map((g) => [g.name, timeGroup(g)]));
 if (timingsFile && !rendered) writeFileSync(timingsFile, JSON.stringify(timings));
 for (const g of groups)
-  for (const [key, rs] of g.results) rs.forEach((r, i) => Object.assign(r, timings[g.name]?.[key]?.[i] ?? {}));
+  for (const [key, rs] of g.results) for (const [i, r] of rs.entries()) Object.assign(r, timings[g.name]?.[key]?.[i]);
 
 function timeGroup(g: Group): Record<string, Timing[]> {
   const out: Record<string, Timing[]> = {};
