@@ -1,6 +1,6 @@
 import { viewedFile } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
-import { indexBudget, spanIndex } from "./span-index.ts";
+import { cutIndex } from "./span-index.ts";
 import { omitted } from "./truncate.ts";
 
 // A file view (cat, nl, sed -n, an editor's view) shortened the way a reader skims code:
@@ -76,8 +76,7 @@ export function shortenFileView(text: string, limits: ContextLimits, command?: s
   }
   cut();
   out.push(...lines.slice(lines.length - tail).map((l) => l.text));
-  const omittedText = gone.join("\n");
-  const index = spanIndex(omittedText, out.join("\n"), indexBudget(limits.keepNames, omittedText.length));
+  const index = cutIndex(gone, out, limits.keepNames);
   if (index) out.splice(head, 0, index);
   return out.join("\n");
 }

@@ -1,6 +1,6 @@
 import { repeatable } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
-import { indexBudget, spanIndex } from "./span-index.ts";
+import { cutIndex } from "./span-index.ts";
 import { omitted } from "./truncate.ts";
 
 // A listing (grep hits, find, ls) shortened so that every distinct path stays: the paths
@@ -42,8 +42,7 @@ export function shortenListing(text: string, limits: ContextLimits, command?: st
     const again = repeatable(command);
     notes.push(omitted(`the text of the hits${again ? `; \`${again}\` shows it` : ""}`));
   }
-  const omittedText = gone.join("\n");
-  const index = spanIndex(omittedText, out.join("\n"), indexBudget(limits.keepNames, omittedText.length));
+  const index = cutIndex(gone, out, limits.keepNames);
   return [...out, ...notes, ...(index ? [index] : [])].join("\n");
 }
 

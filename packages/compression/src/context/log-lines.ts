@@ -1,7 +1,7 @@
 import { type Entry, type Line, lineFrom, lookAlikeRun, newlinesIn, SIMILAR_RUN, skim } from "./collapsed-lines.ts";
 import { repeatable } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
-import { indexBudget, spanIndex } from "./span-index.ts";
+import { cutIndex } from "./span-index.ts";
 import { cutMiddle, omitted } from "./truncate.ts";
 
 // Line-oriented output (build logs, test runs, file views, grep hits) shortened the way a
@@ -70,8 +70,11 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
     const collapsed = forward.entries.map((e) => e.text);
     // The runs' middles went: their names are listed after the first, as a cut's are.
     const runs = forward.entries.filter((e) => e.collapsed);
-    const omittedText = runs.map((e) => text.slice(e.start, e.end)).join("\n");
-    const index = spanIndex(omittedText, collapsed.join("\n"), indexBudget(limits.keepNames, omittedText.length));
+    const index = cutIndex(
+      runs.map((e) => text.slice(e.start, e.end)),
+      collapsed,
+      limits.keepNames,
+    );
     if (index && runs[0]) collapsed.splice(forward.entries.indexOf(runs[0]) + 1, 0, index);
     sayHowToSeeAgain(collapsed, command);
     return collapsed.join("\n");
@@ -119,8 +122,7 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
   gap(at, midEnd);
   for (const e of tail) keepEntry(e, lineCap);
   // The names of what went, beside the first cut.
-  const omittedText = gone.join("\n");
-  const index = spanIndex(omittedText, out.join("\n"), indexBudget(limits.keepNames, omittedText.length));
+  const index = cutIndex(gone, out, limits.keepNames);
   if (index && firstMarker >= 0) out.splice(firstMarker + 1, 0, index);
   sayHowToSeeAgain(out, command);
   return out.join("\n");

@@ -107,5 +107,11 @@ export function spanIndex(omittedText: string, keptText: string, budget: number)
   return listed.length > 0 ? `${INDEX_NOTE}${listed.join(" ")}]` : undefined;
 }
 
+/** The index of a cut of whole lines: `gone` the stretches that went, `kept` the lines shown, `base` the level's keepNames. */
+export function cutIndex(gone: readonly string[], kept: readonly string[], base: number): string | undefined {
+  const omittedText = gone.join("\n");
+  return spanIndex(omittedText, kept.join("\n"), indexBudget(base, omittedText.length));
+}
+
 /** How an index line starts (recall-handles.ts tells it from a cut marker by it). */
 export const INDEX_NOTE = "[terse: the omitted part mentions: ";
