@@ -253,12 +253,14 @@ const RECALL_OFF: Record<string, [string, string, string]> = {
 
 /** Read from the first run with recall on (written after it; the table above is each run's own). */
 const RECALL_NOTES: string[] = [
-  "Retention is the same in every cell: the handles add to the markers, never take away what a cut shows. Each marker",
-  "grows by `; recall` and 12 hex digits, and by the lines where the cut is whole lines (about 10 tokens): the cost",
-  "ratio rises by 0.000-0.012 (claude-code-hive-mind `standard` 0.784 → 0.795, the most, its sessions having the most",
-  "cuts; mini-swe-agent `standard` 0.924 → 0.927; generated 0.055 → 0.057), the reduction per request by up to 1.7",
-  "points at p90. The generated sessions still save 92-95% where 25-50% is asked, and `standard` still beats the naive",
-  "rule on both axes in every folder.",
+  "The recall-off run is of an older library: since it, a cut's index reads the whole cut (2026-11-24), and the",
+  "SWE-agent and OpenHands text-protocol replays were added. So the differences above are mostly the index's (the",
+  "generated sessions' retention at `standard` 68.9% -> 99.3%, their cost 0.055 -> 0.080), not recall's. Recall's own",
+  "share, measured when it was added (the same library otherwise): retention the same in every cell, since the handles",
+  "add to the markers and never take away what a cut shows; each marker grows by `; recall` and 12 hex digits, and by",
+  "the lines where the cut is whole lines (about 10 tokens), so the cost ratio rose by 0.000-0.012 (claude-code-hive-mind",
+  "`standard` 0.784 -> 0.795, the most, its sessions having the most cuts; mini-swe-agent `standard` 0.924 -> 0.927;",
+  "generated 0.055 -> 0.057) and the reduction per request fell by up to 1.7 points at p90.",
 ];
 
 /** This run (recall on) beside the last run with recall off, Anthropic format. */
