@@ -55,6 +55,16 @@ describe("the index of a cut", () => {
     expect(spanIndex("src/a/b.ts", "", 0)).to.equal(undefined);
   });
 
+  it("reads a long text of lines that seldom repeat (a listing) whole, the names after its first lines included", () => {
+    const listing = Array.from(
+      { length: 2_000 },
+      (_, i) => `-rw-r--r-- 1 dev staff ${1_000 + i} Nov 24 src/pkg_${i}/mod.ts`,
+    );
+    listing.push("-rw-r--r-- 1 dev staff 9 Nov 24 src/zz_last_entry.ts");
+    const index = spanIndex(listing.join("\n"), "", 200_000) as string;
+    expect(listed(index)).to.include.members(["src/pkg_0/mod.ts", "src/pkg_1999/mod.ts", "src/zz_last_entry.ts"]);
+  });
+
   it("grows with the cut, a tenth of it, to a ceiling", () => {
     expect(indexBudget(2_000, 10_000)).to.equal(3_000);
     expect(indexBudget(2_000, 10_000_000)).to.equal(66_000);
@@ -78,6 +88,21 @@ describe("the index of a JSON result", () => {
     expect(listed(index)).to.include.members(["pkg/module_11/index.ts", "lib/module_11/index.ts"]);
     expect(parsed.closed.filter((v) => typeof v === "string" && v.startsWith(INDEX_NOTE))).to.have.length(0);
     expect(out.split(INDEX_NOTE)).to.have.length(2);
+  });
+
+  it("names what a string's lines name, not the JSON escape before them", () => {
+    // `gh issue view --json body`: the body's lines are escaped newlines in the JSON text.
+    const body = Array.from({ length: 120 }, (_, i) => `src/app_${i}.py\tfails at line ${i}: "check_${i}"`).join("\n");
+    const text = JSON.stringify({ number: 4711, body, labels: ["bug"] });
+    const out = JSON.parse(shortenResult(text, standard)) as { body: string };
+    const names = out.body
+      .split("\n")
+      .filter((l) => l.startsWith(INDEX_NOTE))
+      .flatMap(listed);
+    expect(names).to.include.members(["src/app_60.py", "check_60", "src/app_118.py", "check_118"]);
+    expect(names.filter((n) => /^[nt](?:src|check)/.test(n))).to.deep.equal([]);
+    // Listed once: what one index line names, the other does not repeat.
+    expect(new Set(names).size).to.equal(names.length);
   });
 
   it("follows as the last line when the structure alone is still too long and the JSON is cut as lines", () => {

@@ -85,10 +85,35 @@ export function shortenJson(text: string, limits: ContextLimits, command?: strin
     JSON.stringify(shortenValue(value, limits, Object.assign(pass, { index })), null, indentOf(trimmed));
   const plain = shortened();
   const out = plain.length > limits.shortenAbove ? shortenLines(plain, limits, command) : plain;
-  const index = spanIndex(trimmed, out, indexBudget(limits.keepNames, trimmed.length - out.length));
+  const index = spanIndex(stringsOf(value), unescaped(out), indexBudget(limits.keepNames, trimmed.length - out.length));
   if (!index) return out;
   return out === plain ? shortened(index) : `${out}\n${index}`;
 }
+
+/**
+ * The keys, strings and numbers of a JSON value, one per line: what the index reads. Read
+ * from the parsed value, not the JSON text, a name that starts a line of a string is
+ * itself (`\nsrc/app.py` in the text is `src/app.py`, not `nsrc/app.py`), and a long
+ * string's lines are lines, which the index reads once each however often they repeat.
+ */
+function stringsOf(value: unknown): string {
+  const into: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") into.push(v);
+    else if (typeof v === "number") into.push(String(v));
+    else if (Array.isArray(v)) for (const item of v) walk(item);
+    else if (typeof v === "object" && v !== null)
+      for (const k in v) {
+        into.push(k);
+        walk((v as Record<string, unknown>)[k]);
+      }
+  };
+  walk(value);
+  return into.join("\n");
+}
+
+/** JSON text as the index compares it with the value's strings: each escape (`\n`, `\"`, `\u00e9`) a line break. */
+const unescaped = (jsonText: string) => jsonText.replace(/\\(?:u[0-9a-fA-F]{4}|.)/g, "\n");
 
 function longestString(value: unknown): string | undefined {
   if (typeof value === "string") return value;
