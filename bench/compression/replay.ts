@@ -12,7 +12,7 @@ import {
   type Provider,
   pairingProblems,
 } from "@terse/compression";
-import { splitObservation } from "../../packages/wire-formats/src/index.ts";
+import { ADAPTERS, splitObservation } from "../../packages/wire-formats/src/index.ts";
 import type { Session } from "./corpus.ts";
 import { partsOf, toProvider, withoutInstruction } from "./formats.ts";
 import { cachedCost, partCounts, sharedParts, sumOf } from "./metrics.ts";
@@ -36,6 +36,8 @@ export interface Replay {
   pairingFailures: number;
   assistantChecks: number;
   assistantChanged: number;
+  /** The part of costAfter that is the terse_recall declaration (recallDeclaration). */
+  toolCost: number;
   /** |estimated - exact| / exact of input_tokens_before. */
   estimateErrors: number[];
   retained: number;
@@ -55,6 +57,15 @@ const settings = (level: ContextCompressLevel): CompressionSettings => ({
 });
 
 type Json = Record<string, unknown>;
+
+/**
+ * The terse_recall tool's declaration in the provider's format. The data plane adds it to
+ * every request of a key with context compression on, from a session's first request on
+ * (docs/recall.md), so it is part of what the user pays for: one part before the messages,
+ * the same in every request, so cached after the first like the rest of the prefix.
+ */
+const recallDeclaration = (provider: Provider): string =>
+  JSON.stringify(ADAPTERS[provider].recall.withTool({}).tools);
 
 setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;
@@ -246,6 +257,7 @@ export function replay(
     assistantChecks: 0,
     assistantChanged: 0,
     estimateErrors: [],
+    toolCost: 0,
     retained: 0,
     needed: 0,
   };
@@ -265,7 +277,8 @@ export function replay(
     const before = partsOf(provider, body);
     const after = partsOf(provider, compressed);
     const beforeText = before.map((p) => JSON.stringify(p));
-    const afterText = after.map((p) => JSON.stringify(p));
+    const declared = level === "naive" ? [] : [recallDeclaration(provider)];
+    const afterText = [...declared, ...after.map((p) => JSON.stringify(p))];
     const sharedBefore = sharedParts(prevBefore, beforeText);
     const sharedAfter = sharedParts(prevAfter, afterText);
     // A part shared with the previous request is the same text: its count is carried over.
@@ -279,9 +292,10 @@ export function replay(
     r.estimateErrors.push(tb === 0 ? 0 : Math.abs(countInputTokens(provider, body) - tb) / tb);
     r.costBefore += cachedCost(countsBefore, sharedBefore);
     r.costAfter += cachedCost(countsAfter, sharedAfter);
+    if (level !== "naive") r.toolCost += (sharedAfter > 0 ? 0.1 : 1) * (countsAfter[0] as number);
     if (prevBefore.length > 0) {
       r.pairs++;
-      if (sharedAfter >= sharedBefore) r.stablePairs++;
+      if (sharedAfter - declared.length >= sharedBefore) r.stablePairs++;
     }
     prevBefore = beforeText;
     prevAfter = afterText;

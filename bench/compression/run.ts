@@ -202,7 +202,7 @@ const pooled = (rs: Replay[]) =>
 /** Every group at every level, in every format: the figures the targets are about, each marked. */
 function targetTable(groups: Group[]): string[] {
   const lines = [
-    "| group | format | level | sessions | retention median / worst tenth | target | cost after / before, whole group | worst session | sessions cheaper / same / dearer | saving target (generated) |",
+    "| group | format | level | sessions | retention median / worst tenth | target | cost after / before, whole group | worst session | sessions cheaper / same / dearer (by the recall declaration alone) | saving target (generated) |",
     "|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const g of groups) {
@@ -215,9 +215,10 @@ function targetTable(groups: Group[]): string[] {
         const ratios = rs.map((r) => r.costAfter / r.costBefore);
         const cheaper = ratios.filter((x) => x < 1).length;
         const dearer = ratios.filter((x) => x > 1).length;
+        const byDeclaration = rs.filter((r) => r.costAfter > r.costBefore && r.costAfter - r.toolCost <= r.costBefore);
         const saving = 1 - costRatio(rs);
         lines.push(
-          `| ${g.name} | ${provider} | ${level} | ${rs.length} | ${pc(med)} / ${pc(p10)} | ${mark(med >= t.median && p10 >= t.p10)} (${pc(t.median)} / ${pc(t.p10)}) | ${costRatio(rs).toFixed(3)} | ${Math.max(...ratios).toFixed(3)} | ${cheaper} / ${rs.length - cheaper - dearer} / ${dearer} | ${g.name === "generated" ? `${pc(saving)} cheaper: ${mark(saving >= t.saving)} (${pc(t.saving)})` : "-"} |`,
+          `| ${g.name} | ${provider} | ${level} | ${rs.length} | ${pc(med)} / ${pc(p10)} | ${mark(med >= t.median && p10 >= t.p10)} (${pc(t.median)} / ${pc(t.p10)}) | ${costRatio(rs).toFixed(3)} | ${Math.max(...ratios).toFixed(3)} | ${cheaper} / ${rs.length - cheaper - dearer} / ${dearer} (${byDeclaration.length}) | ${g.name === "generated" ? `${pc(saving)} cheaper: ${mark(saving >= t.saving)} (${pc(t.saving)})` : "-"} |`,
         );
       }
     }
@@ -260,7 +261,9 @@ const RECALL_NOTES: string[] = [
   "add to the markers and never take away what a cut shows; each marker grows by `; recall` and 12 hex digits, and by",
   "the lines where the cut is whole lines (about 10 tokens), so the cost ratio rose by 0.000-0.012 (claude-code-hive-mind",
   "`standard` 0.784 -> 0.795, the most, its sessions having the most cuts; mini-swe-agent `standard` 0.924 -> 0.927;",
-  "generated 0.055 -> 0.057) and the reduction per request fell by up to 1.7 points at p90.",
+  "generated 0.055 -> 0.057) and the reduction per request fell by up to 1.7 points at p90. The recall-on figures here",
+  "also count the tool's declaration (since 2026-11-24; the run that added recall left it out): about 210 tokens in",
+  "every request, which lowers the reduction per request of a session's small early requests most.",
 ];
 
 /** This run (recall on) beside the last run with recall off, Anthropic format. */
@@ -513,7 +516,8 @@ const doc = [
   "converted to each provider's format (OpenAI `tool_calls` / role `tool`, Anthropic `tool_use` / `tool_result`, Gemini",
   "`functionCall` / `functionResponse`), compressed with `context_compress` at each level (response instruction `full`,",
   "smart detect and input compression off) with recall on, as the product runs it: every cut marker names the recall",
-  "handle of its original and the lines it stands for. Tokens: gpt-tokenizer o200k, exact, per message (the stand-in for",
+  "handle of its original and the lines it stands for, and every request carries the terse_recall tool's declaration,",
+  "counted as one part before the messages. Tokens: gpt-tokenizer o200k, exact, per message (the stand-in for",
   "Anthropic's and Gemini's tokenizers, which are not published for offline use). Cached cost: each request's prefix",
   "shared with the previous request (at message granularity) billed at 10%, the rest at 100%, summed over the session.",
   "Prefix-stable: the compressed pair shares at least the prefix the uncompressed pair shared.",
@@ -546,10 +550,15 @@ const doc = [
   ...targetTable(groups),
   "",
   "Notes on the targets:",
-  "- Cost: no session is dearer at any level (prefix stability keeps every cached prefix). `conservative` may not touch a",
-  "  result under 16,000 characters, and a session with none larger (most mini-swe-agent sessions: the agent cuts its",
-  "  own outputs near 10,000) has nothing it may compress, so it costs the same as uncompressed, not less; the column",
-  "  'cheaper / same / dearer' counts those apart. 'Lower on every session' cannot hold for them at that level.",
+  "- Cost, as the product runs it: every request of a key with context compression on carries the terse_recall tool's",
+  "  declaration from a session's first request on (docs/recall.md: the same bytes every time, so cached after the first",
+  "  request like the rest of the prefix), and the cost after counts it. A session where the level cuts nothing pays it",
+  "  and saves nothing, so it is dearer by it alone; the last count in 'cheaper / same / dearer' says how many of the",
+  "  dearer sessions are dearer by no more than the declaration. `conservative` may not touch a result under 16,000",
+  "  characters, and most mini-swe-agent sessions have none larger (the agent cuts its own outputs near 10,000): nothing",
+  "  there may be compressed, so 'lower on every session' cannot hold for them at that level. With recall off",
+  "  (`X-Terse-Recall: off`, `RECALL_ENABLED=false`) such a session costs the same as uncompressed; prefix stability keeps",
+  "  every cached prefix, so where a session is dearer by more than the declaration, the table shows it above.",
   "- The text-protocol replay: a mini-swe-agent session ends on the `git diff` the agent submitted, which the corpus",
   "  gives as the last tool result but which in the text protocol is a user message without `<returncode>` tags; it is",
   "  no observation by shape and stays as it is, so where that diff is large the text-protocol cost ratio is higher than",
