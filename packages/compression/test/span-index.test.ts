@@ -91,18 +91,29 @@ describe("the index of a JSON result", () => {
   });
 
   it("names what a string's lines name, not the JSON escape before them", () => {
-    // `gh issue view --json body`: the body's lines are escaped newlines in the JSON text.
-    const body = Array.from({ length: 120 }, (_, i) => `src/app_${i}.py\tfails at line ${i}: "check_${i}"`).join("\n");
+    // A CI API's runs, each with its log: the log's lines are escaped newlines in the JSON text.
+    const runs = Array.from({ length: 30 }, (_, i) => ({
+      id: i,
+      log: Array.from({ length: 4 }, (_, j) => `src/mod_${i}_${j}.py passed`).join("\n"),
+    }));
+    const out = JSON.parse(shortenResult(JSON.stringify({ runs }), CONTEXT_LEVELS.aggressive)) as { runs: unknown[] };
+    const index = out.runs.find((v) => typeof v === "string" && v.startsWith(INDEX_NOTE)) as string;
+    const names = listed(index);
+    expect(names).to.include.members(["src/mod_20_0.py", "src/mod_20_3.py"]);
+    expect(names.filter((n) => /^n(?:src|passed)/.test(n))).to.deep.equal([]);
+  });
+
+  it("is one budget for the whole result: a main string cut as lines brings the only index", () => {
+    // `gh issue view --json body`: most of the result is one string, cut as lines with its own index.
+    const body = Array.from({ length: 400 }, (_, i) => `src/app_${i}.py fails at line ${i}: "check_${i}"`).join("\n");
     const text = JSON.stringify({ number: 4711, body, labels: ["bug"] });
     const out = JSON.parse(shortenResult(text, standard)) as { body: string };
-    const names = out.body
-      .split("\n")
-      .filter((l) => l.startsWith(INDEX_NOTE))
-      .flatMap(listed);
-    expect(names).to.include.members(["src/app_60.py", "check_60", "src/app_118.py", "check_118"]);
-    expect(names.filter((n) => /^[nt](?:src|check)/.test(n))).to.deep.equal([]);
-    // Listed once: what one index line names, the other does not repeat.
-    expect(new Set(names).size).to.equal(names.length);
+    const indexes = out.body.split("\n").filter((l) => l.startsWith(INDEX_NOTE));
+    expect(indexes).to.have.length(1);
+    expect(listed(indexes[0] as string)).to.include("src/app_200.py");
+    expect((indexes[0] as string).length).to.be.at.most(
+      indexBudget(standard.keepNames, text.length) + INDEX_NOTE.length,
+    );
   });
 
   it("follows as the last line when the structure alone is still too long and the JSON is cut as lines", () => {

@@ -1,6 +1,6 @@
 import type { ContextLimits } from "./levels.ts";
 import { shortenLines } from "./log-lines.ts";
-import { indexBudget, spanIndex } from "./span-index.ts";
+import { INDEX_NOTE, indexBudget, spanIndex } from "./span-index.ts";
 import { cutMiddle } from "./truncate.ts";
 
 // A JSON tool result (an API response, `gh ... --json`, a dump) shortened by its
@@ -85,7 +85,9 @@ export function shortenJson(text: string, limits: ContextLimits, command?: strin
     JSON.stringify(shortenValue(value, limits, Object.assign(pass, { index })), null, indentOf(trimmed));
   const plain = shortened();
   const out = plain.length > limits.shortenAbove ? shortenLines(plain, limits, command) : plain;
-  const index = spanIndex(stringsOf(value), unescaped(out), indexBudget(limits.keepNames, trimmed.length - out.length));
+  // One budget for the whole result: a main string cut as lines listed its names already.
+  const budget = indexBudget(limits.keepNames, trimmed.length - out.length) - indexChars(pass.mainShortened);
+  const index = spanIndex(stringsOf(value), unescaped(out), budget);
   if (!index) return out;
   return out === plain ? shortened(index) : `${out}\n${index}`;
 }
@@ -110,6 +112,14 @@ function stringsOf(value: unknown): string {
   };
   walk(value);
   return into.join("\n");
+}
+
+/** The characters of the index line in `text`, if it has one. */
+function indexChars(text: string | undefined): number {
+  const at = text?.indexOf(INDEX_NOTE) ?? -1;
+  if (text === undefined || at < 0) return 0;
+  // A name holds no `]`: the first one after the note closes it.
+  return text.indexOf("]", at) + 1 - at;
 }
 
 /** JSON text as the index compares it with the value's strings: each escape (`\n`, `\"`, `\u00e9`) a line break. */
