@@ -41,7 +41,7 @@ const terse: Compressor = (format, body) => {
     context_compress: true,
     context_compress_level: "standard",
   });
-  return { body: out.body as Json, saved: out.input_tokens_saved };
+  return { body: out.body as Json, saved: out.input_tokens_before - out.input_tokens_after };
 };
 
 /** Every tool result over 2,000 characters cut to 60% less 20 characters a turn: a new cut of each, every turn. */

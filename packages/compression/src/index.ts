@@ -36,12 +36,15 @@ export interface CompressionResult {
   intensity: Intensity | null;
   reason: string;
   /**
-   * Input tokens the compression removed, less those it added (the instruction); may be
-   * negative. Only the parts of the request that differ are counted: the provider reports
-   * the tokens it billed, and before = billed + saved, so an unchanged message (most of
-   * an agent's history) never meets the tokenizer on the hot path.
+   * Input tokens of the request as the caller sent it, and as compression returns it
+   * (DESIGN.md section 5), by terse's tokenizer (tokens.ts: each text counted once per
+   * process, a long one from samples). The returned body is counted part by part; what
+   * was sent is that count plus what compression removed, less what it added (the
+   * instruction), counted over the parts that differ only, so an unchanged message (most
+   * of an agent's history) is counted once, not twice.
    */
-  input_tokens_saved: number;
+  input_tokens_before: number;
+  input_tokens_after: number;
   /** With recall on: the original of every tool result cut, by the recall handle its markers name. */
   cuts?: Map<string, string>;
 }
@@ -63,7 +66,7 @@ const viewOf = (format: WireFormat): RequestFormat => ADAPTERS[format].view;
  * mutate it afterwards either (it is kept, read-only, until the session's next request).
  */
 export function compressRequest(provider: Provider, body: unknown, settings: CompressionSettings): CompressionResult {
-  if (!isRecord(body)) return { body, intensity: null, reason: "not a JSON object", input_tokens_saved: 0 };
+  if (!isRecord(body)) return { body, intensity: null, reason: "not a JSON object", ...unchangedCounts(provider, body) };
   const format = viewOf(provider);
 
   const context = settings.context_compress
@@ -86,7 +89,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
       body: shortened,
       intensity: null,
       reason: structured + contextNote,
-      input_tokens_saved: contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(shortened)),
+      ...counts(format, contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(shortened)), shortened),
       cuts,
     };
   }
@@ -99,9 +102,28 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     body: compressed,
     intensity: choice.intensity,
     reason: choice.reason + contextNote,
-    input_tokens_saved: contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(compressed)),
+    ...counts(format, contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(compressed)), compressed),
     cuts,
   };
+}
+
+/** The request's tokens before and after compression, from the body returned and the tokens `saved` on the way. */
+function counts(
+  format: RequestFormat,
+  saved: number,
+  returned: Record<string, unknown>,
+): Pick<CompressionResult, "input_tokens_before" | "input_tokens_after"> {
+  const after = sumTokens(format.inputParts(returned));
+  return { input_tokens_before: after + saved, input_tokens_after: after };
+}
+
+/** The counts of a request compression left as it was (a caller falling back to the original counts it so too). */
+export function unchangedCounts(
+  provider: Provider,
+  body: unknown,
+): Pick<CompressionResult, "input_tokens_before" | "input_tokens_after"> {
+  const tokens = countInputTokens(provider, body);
+  return { input_tokens_before: tokens, input_tokens_after: tokens };
 }
 
 /**

@@ -104,7 +104,7 @@ describe("context compression: a session continued from its last request", () =>
     const withRecall: CompressionSettings = { ...settings, recall: true };
     /** Everything a request's compression gives: body, reason, tokens saved and the originals cut. */
     const whole = (r: ReturnType<typeof compressRequest>) =>
-      JSON.stringify([r.body, r.reason, r.input_tokens_saved, [...(r.cuts ?? new Map())]]);
+      JSON.stringify([r.body, r.reason, r.input_tokens_before, r.input_tokens_after, [...(r.cuts ?? new Map())]]);
     const coldWhole = (format: Provider, body: Record<string, unknown>) => {
       forgetRemembered();
       return whole(compressRequest(format, structuredClone(body), withRecall));

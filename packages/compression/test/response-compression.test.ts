@@ -42,9 +42,10 @@ describe("response compression", () => {
       expect(messages[2]?.content).to.include(INSTRUCTIONS.ultra);
       expect(out.intensity).to.equal("ultra");
       expect(out.reason).to.equal("key setting");
-      // The instruction only adds: saved is minus its tokens, and equals the whole-request difference.
-      expect(out.input_tokens_saved).to.be.lessThan(-5);
-      expect(out.input_tokens_saved).to.equal(countInputTokens("openai", body) - countInputTokens("openai", out.body));
+      // The instruction only adds: before is what was sent, after what goes out, and after is more.
+      expect(out.input_tokens_before).to.equal(countInputTokens("openai", body));
+      expect(out.input_tokens_after).to.equal(countInputTokens("openai", out.body));
+      expect(out.input_tokens_after - out.input_tokens_before).to.be.greaterThan(5);
     });
 
     it("skips structured output: json_schema, json_object, and a forced tool", () => {

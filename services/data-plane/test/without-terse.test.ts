@@ -99,7 +99,7 @@ const terse =
       context_compress: true,
       context_compress_level: "standard",
     });
-    return { body: out.body as Body, saved: out.input_tokens_saved };
+    return { body: out.body as Body, saved: out.input_tokens_before - out.input_tokens_after };
   };
 
 /**

@@ -10,7 +10,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { parse as parseUrl, type UrlWithStringQuery } from "node:url";
-import { type CompressionResult, compressRequest } from "@terse/compression";
+import { type CompressionResult, compressRequest, unchangedCounts } from "@terse/compression";
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
 import { compressionSettingsOf } from "@terse/keys";
@@ -186,7 +186,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       const recallHere = op.kind === "generate" ? recall : undefined;
       if (recallHere && sent) {
         const declared = recallHere.withTool(sent);
-        if (declared !== sent && compression) compression.input_tokens_saved -= recallToolTokens(adapter);
+        if (declared !== sent && compression) compression.input_tokens_after += recallToolTokens(adapter);
         sent = declared;
       }
       if (recall && compression?.cuts) deps.recallStore.keep(admitted.key.account_id, compression.cuts);
@@ -431,7 +431,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     h["Server-Timing"] = serverTiming(ex.timing);
     setRateLimitHeaders(h, ex.admitted.rateLimit);
     if (ex.compression?.intensity) h["X-Compression-Intensity"] = ex.compression.intensity;
-    setInputTokenHeaders(h, ex.adapter, ex.op, ex.upstream.body, ex.compression);
+    setInputTokenHeaders(h, ex.compression);
   }
 
   /** The end of a forwarded request, however it ended: metered once (model calls), logged once. */
@@ -483,7 +483,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     const { usage: reported, estimated } = usageSoFar(ex);
     const input = reported.input;
     const output = reported.output;
-    const saved = ex.compression?.input_tokens_saved ?? 0;
+    const saved = ex.compression ? ex.compression.input_tokens_before - ex.compression.input_tokens_after : 0;
     const first = ex.firstRound ?? { usage: reported, estimated };
     return {
       event_id: ex.id,
@@ -586,7 +586,7 @@ function compress(
     return { ...result, body: part.put(result.body as Record<string, unknown>) };
   } catch (err) {
     logger.error({ err, req_id: id }, "compression failed; forwarding the original body");
-    return { body, intensity: null, reason: "compression error", input_tokens_saved: 0 };
+    return { body, intensity: null, reason: "compression error", ...unchangedCounts(adapter.id, part.body) };
   }
 }
 
