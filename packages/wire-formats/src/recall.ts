@@ -11,21 +11,20 @@ export const RECALL_TOOL_NAME = "terse_recall";
 /**
  * The tool's one-line description. Part of every request of a session with recall on,
  * at the front of the provider's cache: never change it casually (every live session's
- * cache would be written anew once).
+ * cache would be written anew once). Every session pays for its tokens, most of them
+ * sessions that never recall (docs/compression.md counts it in the cost): it says what
+ * the model needs and no more.
  */
 export const RECALL_TOOL_DESCRIPTION =
-  "Read back text that terse cut from an earlier tool result: a marker `[terse: ... omitted; recall HANDLE lines A-B]` stands where it was cut; pass HANDLE, and A-B as lines to read only that part, or a name the cut mentions as match for only the lines holding it.";
+  "Read back text terse cut from a tool result; the cut's marker `[terse: ... recall HANDLE lines A-B]` gives both.";
 
 /** The tool's parameters as JSON Schema (every format's declaration holds this object). */
 export const RECALL_TOOL_PARAMETERS = {
   type: "object",
   properties: {
-    handle: { type: "string", description: "The handle in the marker, e.g. 3f2a9c0d1b7e." },
-    lines: { type: "string", description: "Optional: the lines to fetch, e.g. 120-480; the whole text when left out." },
-    match: {
-      type: "string",
-      description: "Optional: text to find; only the lines holding it, numbered.",
-    },
+    handle: { type: "string" },
+    lines: { type: "string", description: "A-B; all when left out" },
+    match: { type: "string", description: "Only the lines holding this text" },
   },
   required: ["handle"],
 } as const;
