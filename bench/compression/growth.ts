@@ -132,7 +132,13 @@ function main() {
 
 function digestOf(result: ReturnType<typeof compressRequest>): string {
   const cuts = [...(result.cuts ?? new Map()).entries()].sort(([a], [b]) => a.localeCompare(b));
-  const text = JSON.stringify([result.body, result.input_tokens_before, result.input_tokens_after, result.reason, cuts]);
+  const text = JSON.stringify([
+    result.body,
+    result.input_tokens_before,
+    result.input_tokens_after,
+    result.reason,
+    cuts,
+  ]);
   return createHash("sha1").update(text).digest("hex");
 }
 

@@ -64,8 +64,7 @@ type Json = Record<string, unknown>;
  * (docs/recall.md), so it is part of what the user pays for: one part before the messages,
  * the same in every request, so cached after the first like the rest of the prefix.
  */
-const recallDeclaration = (provider: Provider): string =>
-  JSON.stringify(ADAPTERS[provider].recall.withTool({}).tools);
+const recallDeclaration = (provider: Provider): string => JSON.stringify(ADAPTERS[provider].recall.withTool({}).tools);
 
 setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;

@@ -66,7 +66,8 @@ const viewOf = (format: WireFormat): RequestFormat => ADAPTERS[format].view;
  * mutate it afterwards either (it is kept, read-only, until the session's next request).
  */
 export function compressRequest(provider: Provider, body: unknown, settings: CompressionSettings): CompressionResult {
-  if (!isRecord(body)) return { body, intensity: null, reason: "not a JSON object", ...unchangedCounts(provider, body) };
+  if (!isRecord(body))
+    return { body, intensity: null, reason: "not a JSON object", ...unchangedCounts(provider, body) };
   const format = viewOf(provider);
 
   const context = settings.context_compress
@@ -89,7 +90,7 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
       body: shortened,
       intensity: null,
       reason: structured + contextNote,
-      ...counts(format, contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(shortened)), shortened),
+      ...counts(format, contextBody, contextSaved, shortened),
       cuts,
     };
   }
@@ -102,18 +103,24 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
     body: compressed,
     intensity: choice.intensity,
     reason: choice.reason + contextNote,
-    ...counts(format, contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(compressed)), compressed),
+    ...counts(format, contextBody, contextSaved, compressed),
     cuts,
   };
 }
 
-/** The request's tokens before and after compression, from the body returned and the tokens `saved` on the way. */
+/**
+ * The request's tokens before and after compression: the body returned counted part by
+ * part, and before = after + what context compression saved (counted item by item, once
+ * per session) + what the parts changed after it saved.
+ */
 function counts(
   format: RequestFormat,
-  saved: number,
+  contextBody: Record<string, unknown>,
+  contextSaved: number,
   returned: Record<string, unknown>,
 ): Pick<CompressionResult, "input_tokens_before" | "input_tokens_after"> {
   const after = sumTokens(format.inputParts(returned));
+  const saved = contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(returned));
   return { input_tokens_before: after + saved, input_tokens_after: after };
 }
 
