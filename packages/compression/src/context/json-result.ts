@@ -119,7 +119,8 @@ function indexChars(text: string | undefined): number {
   const at = text?.indexOf(INDEX_NOTE) ?? -1;
   if (text === undefined || at < 0) return 0;
   // A name holds no `]`: the first one after the note closes it.
-  return text.indexOf("]", at) + 1 - at;
+  const end = text.indexOf("]", at);
+  return (end < 0 ? text.length : end + 1) - at;
 }
 
 /** JSON text as the index compares it with the value's strings: each escape (`\n`, `\"`, `\u00e9`) a line break. */

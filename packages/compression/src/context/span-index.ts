@@ -118,6 +118,7 @@ export function cutIndex(gone: readonly string[], kept: readonly string[], base:
   return listNames(omitted, shown, budget);
 }
 
+/** The index line: the names of `omitted` that `kept` does not show, by rank, within `budget` characters. */
 function listNames(omitted: Set<string>, kept: Set<string>, budget: number): string | undefined {
   const byRank: string[][] = [[], [], [], [], []];
   for (const name of omitted) if (!kept.has(name)) byRank[rank(name)]?.push(name);
