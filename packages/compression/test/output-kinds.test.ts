@@ -437,6 +437,9 @@ describe("observation shapes (property)", () => {
     for (const shape of SHAPES) {
       fc.assert(
         fc.property(output, words, (out, said) => {
+          // An output that is itself an observation by another agent's shape (it ends on SWE-agent 0.x's
+          // prompt, whose shape is its ending) stays one with words before it: that is the shape's rule.
+          fc.pre(splitObservation(out) === undefined);
           const text = shape.render(out);
           // SWE-agent 0.x's shape is its ending (the output may start any way).
           if (!shape.name.startsWith("SWE-agent 0.x prompt"))
