@@ -266,6 +266,7 @@ export function replay(
   let countsAfter: number[] = [];
   let last: Json | undefined;
   const meter = new RetentionMeter(provider, toolForm, toolForm !== session);
+  const declared = level === "naive" ? [] : [recallDeclaration(provider)];
   for (const [i, m] of session.messages.entries()) {
     if (m.role !== "user") continue;
     const body = JSON.parse(JSON.stringify(ps.body(ps.perMessage.slice(0, i + 1).flat()))) as Json;
@@ -276,7 +277,6 @@ export function replay(
     const before = partsOf(provider, body);
     const after = partsOf(provider, compressed);
     const beforeText = before.map((p) => JSON.stringify(p));
-    const declared = level === "naive" ? [] : [recallDeclaration(provider)];
     const afterText = [...declared, ...after.map((p) => JSON.stringify(p))];
     const sharedBefore = sharedParts(prevBefore, beforeText);
     const sharedAfter = sharedParts(prevAfter, afterText);

@@ -119,8 +119,9 @@ function counts(
   contextSaved: number,
   returned: Record<string, unknown>,
 ): Pick<CompressionResult, "input_tokens_before" | "input_tokens_after"> {
-  const after = sumTokens(format.inputParts(returned));
-  const saved = contextSaved + tokensSaved(format.inputParts(contextBody), format.inputParts(returned));
+  const parts = format.inputParts(returned);
+  const after = sumTokens(parts);
+  const saved = contextSaved + tokensSaved(format.inputParts(contextBody), parts);
   return { input_tokens_before: after + saved, input_tokens_after: after };
 }
 
