@@ -65,6 +65,11 @@ const recall = {
   RECALL_MAX_ROUNDS: positiveInt(3),
   /** The most characters one recall answer returns; a longer part comes in pages (the answer says which lines follow). */
   RECALL_MAX_CHARS: positiveInt(40_000),
+  /**
+   * A non-streamed answer is read whole (a recall call may be anywhere in it) up to this
+   * many bytes; a larger one goes to the client as it comes, unread, and holds no more memory.
+   */
+  RECALL_MAX_ANSWER_BYTES: positiveInt(32 * 1024 * 1024),
   /** While terse waits on a recall round, a streamed answer gets a keep-alive this often. */
   RECALL_KEEPALIVE_MS: positiveInt(5_000),
 };

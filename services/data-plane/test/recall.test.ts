@@ -309,6 +309,24 @@ const COMPRESSING = {
   smart_detect_enabled: false,
 };
 
+/** The usage event of a request, once; any second one would be written before a later request's. */
+async function expectOneUsageEventOf(h: Harness, requestId: string | null, key: string) {
+  expect(requestId, "x-terse-request-id").to.be.a("string");
+  const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === requestId), {
+    what: `the usage event of ${requestId}`,
+  });
+  const later = await sdkClients(h.url, key)
+    .openai()
+    .chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
+    .withResponse();
+  const laterId = later.response.headers.get("x-terse-request-id");
+  await waitFor(async () => (await h.events()).some((e) => e.event_id === laterId), {
+    what: "a later request's event",
+  });
+  expect((await h.events()).filter((e) => e.event_id === requestId)).to.have.length(1);
+  return event;
+}
+
 describe("data plane: recall (terse_recall)", () => {
   let h: Harness;
   let compressing: string;
@@ -340,23 +358,7 @@ describe("data plane: recall (terse_recall)", () => {
     }
   }
 
-  /** The usage event of a request, once; any second one would be written before a later request's. */
-  async function expectOneUsageEvent(requestId: string | null, key: string) {
-    expect(requestId, "x-terse-request-id").to.be.a("string");
-    const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === requestId), {
-      what: `the usage event of ${requestId}`,
-    });
-    const later = await sdkClients(h.url, key)
-      .openai()
-      .chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
-      .withResponse();
-    const laterId = later.response.headers.get("x-terse-request-id");
-    await waitFor(async () => (await h.events()).some((e) => e.event_id === laterId), {
-      what: "a later request's event",
-    });
-    expect((await h.events()).filter((e) => e.event_id === requestId)).to.have.length(1);
-    return event;
-  }
+  const expectOneUsageEvent = (requestId: string | null, key: string) => expectOneUsageEventOf(h, requestId, key);
 
   describe("the tool", () => {
     for (const wire of WIRES) {
@@ -602,5 +604,67 @@ describe("data plane: recall, the kept originals' lifetime", () => {
     expect(gone)
       .to.include(cut.handle)
       .and.not.to.include(LOG_LINES[cut.from - 1]);
+  });
+});
+
+describe("data plane: recall, a JSON answer too large to read whole", () => {
+  // A JSON answer is read whole to find a recall call in it, up to RECALL_MAX_ANSWER_BYTES;
+  // a larger one goes to the client as it comes, holding no more of it in memory.
+  const LIMIT = 64 * 1024;
+  /** An answer of ~250 KB: four times the build log. */
+  const TEXT = Array.from({ length: 4 }, () => LOG).join("\n");
+  let h: Harness;
+  let key: string;
+
+  before(async () => {
+    h = await startHarness({ RECALL_MAX_ANSWER_BYTES: String(LIMIT) });
+    key = (await h.addKey(COMPRESSING)).rawKey;
+  });
+  after(() => h.close());
+  beforeEach(() => h.fake.reset());
+
+  const ask = (exchanges: Exchange[], signal?: AbortSignal) =>
+    tappedFetch(exchanges)(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "x-provider-key": PROVIDER_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: QUESTION }] }),
+      signal,
+    });
+
+  it("relays what the upstream sent while the rest is still to come (read whole, the client would wait for the end)", async () => {
+    // The fake writes half the answer, then goes silent with the connection open.
+    h.fake.set({ text: TEXT, cut: { afterEvents: 0, how: "stall" } });
+    const exchanges: Exchange[] = [];
+    const client = new AbortController();
+    ask(exchanges, client.signal).catch(() => undefined); // aborted below
+    try {
+      const exchange = await waitFor(() => exchanges[0], { what: "the answer's head at the client" });
+      expect(exchange.status).to.equal(200);
+      const opening = JSON.stringify(TEXT.slice(0, 4_000)).slice(1, -1);
+      await waitFor(() => exchange.body.length > LIMIT && exchange.body.includes(opening), {
+        what: "the first half of the answer at the client",
+      });
+      expect(exchange.body.startsWith("{"), "the answer's own bytes").to.equal(true);
+      expect(exchange.complete).to.equal(false);
+      client.abort();
+      h.fake.reset(); // the later request of the check below gets a short answer
+      await expectOneUsageEventOf(h, exchange.requestId, key);
+    } finally {
+      client.abort();
+    }
+  });
+
+  it("a whole answer past the limit reaches the SDK as the upstream sent it, metered once", async () => {
+    h.fake.set({ text: TEXT });
+    const exchanges: Exchange[] = [];
+    const answer = await sdkClients(h.url, key, { fetch: tappedFetch(exchanges) })
+      .openai()
+      .chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: QUESTION }] });
+    expect(answer.choices[0]?.message.content).to.equal(TEXT);
+    const [exchange] = exchanges;
+    await exchange?.ended;
+    expect(exchange?.complete).to.equal(true);
+    expect(exchange?.body.length).to.be.greaterThan(LIMIT);
+    await expectOneUsageEventOf(h, exchange?.requestId ?? null, key);
   });
 });

@@ -375,6 +375,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       store: deps.recallStore,
       maxRounds: config.RECALL_MAX_ROUNDS,
       maxChars: config.RECALL_MAX_CHARS,
+      maxAnswerBytes: config.RECALL_MAX_ANSWER_BYTES,
       keepAliveMs: config.RECALL_KEEPALIVE_MS,
       request: ex.sentBody ?? {},
       send: (body) => sendRound(ex, body),

@@ -24,6 +24,8 @@ export interface RecallHost {
   store: RecallStore;
   maxRounds: number;
   maxChars: number;
+  /** A JSON answer is read whole up to this many bytes; past them it goes to the client unread. */
+  maxAnswerBytes: number;
   keepAliveMs: number;
   /** The request as the upstream received it in the first round. */
   request: Record<string, unknown>;
@@ -48,9 +50,6 @@ export interface RecallHost {
   over(): boolean;
 }
 
-/** Non-streamed answers are read whole (a recall call may be anywhere in them); past this one is relayed unread. */
-const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
-
 /**
  * A JSON answer: read whole, since whether it goes to the client depends on what it
  * says. Without a recall call the upstream's bytes go out as they came.
@@ -65,11 +64,14 @@ export async function relayJsonWithRecall(
   let request = host.request;
   let upstream = first;
   for (let round = 0; ; round++) {
-    const raw = await readAll(upstream).catch(() => undefined);
-    if (raw === undefined) return host.over() ? undefined : host.fail();
-    const answer = raw.length <= MAX_ANSWER_BYTES ? parseObject(raw) : undefined;
+    const read = await readUpTo(upstream, host.maxAnswerBytes).catch(() => undefined);
+    if (read === undefined) return host.over() ? undefined : host.fail();
+    // Too large to read whole: relayed as it comes, memory bounded, nothing answered in it.
+    if (!Buffer.isBuffer(read)) return relayUnread(host, read, res, headers);
+    const raw = read;
+    const answer = parseObject(raw);
     host.observe(answer);
-    // Not JSON (or too large to read): nothing to answer in it, relayed as it came.
+    // Not JSON: nothing to answer in it, relayed as it came.
     if (!answer) return send(res, 200, headers, raw, host);
     const calls = host.format.calls(answer);
     if (calls.length === 0 || round >= host.maxRounds) {
@@ -190,16 +192,61 @@ function pumpEvents(
   });
 }
 
-function readAll(upstream: IncomingMessage): Promise<Buffer> {
+/** An answer past the read limit: what was read of it, and the rest still coming (paused). */
+interface Unread {
+  head: Buffer[];
+  rest: IncomingMessage;
+}
+
+/** The whole answer, or, once it passes `limit` bytes, what was read so far (the rest waits, paused). */
+function readUpTo(upstream: IncomingMessage, limit: number): Promise<Buffer | Unread> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    upstream.on("data", (c: Buffer) => chunks.push(c));
-    upstream.once("end", () => resolve(Buffer.concat(chunks)));
-    upstream.once("close", () => {
+    let size = 0;
+    const onData = (c: Buffer) => {
+      chunks.push(c);
+      size += c.length;
+      if (size <= limit) return;
+      upstream.pause();
+      stop();
+      resolve({ head: chunks, rest: upstream });
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    const onClose = () => {
       if (!upstream.complete) reject(new Error("upstream body cut"));
-    });
-    upstream.once("error", reject);
+    };
+    const stop = () => {
+      upstream.off("data", onData).off("end", onEnd).off("close", onClose).off("error", reject);
+    };
+    upstream.on("data", onData).once("end", onEnd).once("close", onClose).once("error", reject);
   });
+}
+
+/** Relays an answer too large to read whole as it comes, holding no more of it than the client has yet to take. */
+function relayUnread(
+  host: RecallHost,
+  { head, rest }: Unread,
+  res: ServerResponse,
+  headers: OutgoingHttpHeaders,
+): void {
+  if (res.destroyed) return void rest.destroy();
+  res.writeHead(200, headers);
+  for (const chunk of head) res.write(chunk);
+  rest.on("data", (chunk: Buffer) => {
+    if (!res.write(chunk)) {
+      rest.pause();
+      res.once("drain", () => rest.resume());
+    }
+  });
+  rest.once("end", () => {
+    res.end();
+    host.finish(200);
+  });
+  rest.once("close", () => {
+    if (!rest.complete && !host.over()) host.fail();
+  });
+  if (!res.writableNeedDrain) rest.resume();
+  else res.once("drain", () => rest.resume());
 }
 
 function send(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: Buffer, host: RecallHost): void {
