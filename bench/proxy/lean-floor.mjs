@@ -105,6 +105,8 @@ export async function serveFloor({ upstreamPort, port, redisUrl, rewrite, name }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  // Exits on the benchmark's SIGTERM, so a profile asked for (BENCH_FLOOR_NODE_FLAGS="--cpu-prof ...") is written.
+  process.once("SIGTERM", () => process.exit(0));
   const [upstreamPort, port, redisUrl] = process.argv.slice(2);
   await serveFloor({ upstreamPort, port, redisUrl, rewrite: addInstruction, name: "lean" });
 }

@@ -39,6 +39,8 @@ const BASELINE_TREES = process.env.BENCH_DP_BASELINE;
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
 /** The data plane's node flags as its image has them (Dockerfile), and extra ones, e.g. BENCH_DP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = ["--min-semi-space-size=16", ...(process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+/** The lean floor's, e.g. BENCH_FLOOR_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof-floor" (it exits on SIGTERM, so the profile is written). */
+const FLOOR_NODE_FLAGS = (process.env.BENCH_FLOOR_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 const tmp = mkdtempSync(join(tmpdir(), "terse-bench-"));
 // The service trees alone are some 50 MB a run: gone however the run ends.
 process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
@@ -188,6 +190,7 @@ http { access_log off;
     "lean-floor.mjs",
     [upstreamPort, leanPort, testRedisUrl("bench")],
     /lean ready/,
+    FLOOR_NODE_FLAGS,
   );
   const [cpPort, dpPort, grpcPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const env = {
