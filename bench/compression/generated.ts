@@ -1,6 +1,7 @@
 import { seededRandom } from "@terse/testkit";
-// Sessions with 100 KB to 1 MB tool results, made from the corpus's own content: Claude
-// Code caps its output near 30,000 characters, so the corpus has none this large. Each
+// Sessions with 100 KB to 1 MB tool results (or 10-100 KB: `MID`), made from the corpus's
+// own content: Claude Code caps its output near 30,000 characters, so the corpus has none
+// this large, and few from 10,000 up. Each
 // takes a real session and grows some of its real results into a build log, a test run
 // or a JSON dump of that size, built from real lines and objects of the corpus (a
 // seeded generator, so every run of the benchmark sees the same sessions). The real
@@ -8,8 +9,18 @@ import { seededRandom } from "@terse/testkit";
 // still in there somewhere, as in a real long log.
 import type { Block, Session } from "./corpus.ts";
 
-const MIN_CHARS = 100_000;
-const MAX_CHARS = 1_000_000;
+/** Sizes the grown results are drawn from, in characters. */
+export interface Band {
+  min: number;
+  max: number;
+}
+/** The sizes Claude Code's own cap keeps out of the corpus. */
+export const LARGE: Band = { min: 100_000, max: 1_000_000 };
+/**
+ * The sizes of the issue's unseen SWE-agent sessions (results up to 100,000 characters),
+ * where a cut's index is small beside what it stands for.
+ */
+export const MID: Band = { min: 10_000, max: 100_000 };
 /** Results grown per session: enough that most requests carry one. */
 const GROWN_PER_SESSION = 4;
 
@@ -80,8 +91,8 @@ function grow(original: string, kind: number, size: number, p: Pools, rnd: () =>
   return [...lines.slice(0, half), ...middle, ...lines.slice(half)].join("\n");
 }
 
-/** One grown copy of each real session that has results to grow. */
-export function generateLargeSessions(sessions: Session[]): Session[] {
+/** One grown copy of each real session that has results to grow, its grown results' sizes drawn from `band`. */
+export function generateLargeSessions(sessions: Session[], band: Band = LARGE): Session[] {
   const p = pools(sessions);
   const rnd = seededRandom(20_251_122);
   return sessions
@@ -102,7 +113,7 @@ export function generateLargeSessions(sessions: Session[]): Session[] {
         role: m.role,
         content: m.content.map((b, bi): Block => {
           if (b.type !== "tool_result" || !chosen.has(`${mi}:${bi}`)) return b;
-          const size = MIN_CHARS + Math.floor(rnd() * (MAX_CHARS - MIN_CHARS));
+          const size = band.min + Math.floor(rnd() * (band.max - band.min));
           return { ...b, content: grow(b.content, (si + n++) % 3, size, p, rnd) };
         }),
       }));

@@ -65,8 +65,8 @@ describe("the index of a cut", () => {
     expect(listed(index)).to.include.members(["src/pkg_0/mod.ts", "src/pkg_1999/mod.ts", "src/zz_last_entry.ts"]);
   });
 
-  it("grows with the cut, a tenth of it, to a ceiling", () => {
-    expect(indexBudget(2_000, 10_000)).to.equal(3_000);
+  it("grows with the cut, a fifth of it, to a ceiling", () => {
+    expect(indexBudget(2_000, 10_000)).to.equal(4_000);
     expect(indexBudget(2_000, 10_000_000)).to.equal(66_000);
     expect(indexBudget(0, 10_000)).to.equal(0);
   });

@@ -55,7 +55,8 @@ describe("data plane: text-protocol observations", () => {
     expect(messages[0]).to.deep.equal({ role: "user", content: "Fix the ordering bug." });
     expect(messages[1]).to.deep.equal({ role: "assistant", content: action });
     const out = messages[2]?.content ?? "";
-    expect(out.length).to.be.below(observation.length / 3);
+    // Cut to its head, tail, failure and the index of its 400 test names (a fifth of what went).
+    expect(out.length).to.be.below(observation.length / 2);
     expect(out.startsWith("<returncode>1</returncode>\n<output>\n")).to.equal(true);
     expect(out.endsWith("\n</output>")).to.equal(true);
     expect(out).to.include("tests/test_query.py::test_nulls_last FAILED");
@@ -89,7 +90,7 @@ describe("data plane: text-protocol observations", () => {
     const messages = h.fake.received[0]?.body.messages as { role: string; content: string }[];
     expect(messages[1]).to.deep.equal({ role: "assistant", content: sweAction });
     const out = messages[2]?.content ?? "";
-    expect(out.length).to.be.below(sweObservation.length / 3);
+    expect(out.length).to.be.below(sweObservation.length / 2);
     expect(out.endsWith(sweState)).to.equal(true);
     expect(out).to.include("tests/test_query.py::test_nulls_last FAILED");
     expect(out).to.include("`python -m pytest tests/test_query.py -v` shows all");

@@ -84,9 +84,12 @@ export function shortenJson(text: string, limits: ContextLimits, command?: strin
   const shortened = (index?: string) =>
     JSON.stringify(shortenValue(value, limits, Object.assign(pass, { index })), null, indentOf(trimmed));
   const plain = shortened();
-  const out = plain.length > limits.shortenAbove ? shortenLines(plain, limits, command) : plain;
-  // One budget for the whole result: a main string cut as lines listed its names already.
-  const budget = indexBudget(limits.keepNames, trimmed.length - out.length) - indexChars(pass.mainShortened);
+  // One budget for the whole result: a main string cut as lines listed its names already,
+  // and that index is no part of what the level shortens (cut as lines, the JSON would
+  // not be JSON any more).
+  const mainIndex = indexChars(pass.mainShortened);
+  const out = plain.length - mainIndex > limits.shortenAbove ? shortenLines(plain, limits, command) : plain;
+  const budget = indexBudget(limits.keepNames, trimmed.length - out.length) - mainIndex;
   const index = spanIndex(stringsOf(value), unescaped(out), budget);
   if (!index) return out;
   return out === plain ? shortened(index) : `${out}\n${index}`;
