@@ -41,7 +41,7 @@ import { CallerGone, readJsonObject } from "./body.ts";
 import { responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { type RecallHost, relayJsonWithRecall, relaySseWithRecall } from "./recall-relay.ts";
-import { CLIENT_CLOSED_REQUEST, newRequestId, sendError } from "./respond.ts";
+import { CLIENT_CLOSED_REQUEST, newRequestId, sendError, writeChunk } from "./respond.ts";
 
 export interface ProxyDeps {
   config: DataPlaneConfig;
@@ -653,14 +653,6 @@ function cutShort(res: ServerResponse): void {
   const socket = res.socket;
   if (socket && !socket.destroyed) socket.destroySoon();
   else res.destroy();
-}
-
-function writeChunk(res: ServerResponse, source: IncomingMessage, chunk: string | Buffer): void {
-  if (res.destroyed || chunk.length === 0) return;
-  if (!res.write(chunk)) {
-    source.pause();
-    res.once("drain", () => source.resume());
-  }
 }
 
 function safeParse(text: string): unknown {

@@ -10,6 +10,7 @@ import {
 } from "@terse/wire-formats";
 import { readRecallCall, recallAnswer } from "../domain/recall-answer.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
+import { writeChunk } from "./respond.ts";
 
 // Recall's loop (issue 18, docs/compression.md): when the model calls terse_recall,
 // terse answers the call itself, appends call and answer to the conversation, calls the
@@ -231,13 +232,7 @@ function relayUnread(
 ): void {
   if (res.destroyed) return void rest.destroy();
   res.writeHead(200, headers);
-  for (const chunk of head) res.write(chunk);
-  rest.on("data", (chunk: Buffer) => {
-    if (!res.write(chunk)) {
-      rest.pause();
-      res.once("drain", () => rest.resume());
-    }
-  });
+  rest.on("data", (chunk: Buffer) => writeChunk(res, rest, chunk));
   rest.once("end", () => {
     res.end();
     host.finish(200);
@@ -245,8 +240,9 @@ function relayUnread(
   rest.once("close", () => {
     if (!rest.complete && !host.over()) host.fail();
   });
+  // `rest` was paused when the limit was passed: it goes on now, or once the caller took the head.
+  for (const chunk of head) writeChunk(res, rest, chunk);
   if (!res.writableNeedDrain) rest.resume();
-  else res.once("drain", () => rest.resume());
 }
 
 function send(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: Buffer, host: RecallHost): void {

@@ -1,5 +1,5 @@
 import { randomFillSync } from "node:crypto";
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
 
@@ -48,4 +48,16 @@ export function sendError(res: ServerResponse, err: unknown, requestId: string, 
   });
   res.end(body);
   return apiError.status;
+}
+
+/**
+ * Relays one chunk of `source` to the caller; while the caller's side is full, `source`
+ * waits (paused until it drains), so a relayed answer holds no more than the caller has yet to take.
+ */
+export function writeChunk(res: ServerResponse, source: IncomingMessage, chunk: string | Buffer): void {
+  if (res.destroyed || chunk.length === 0) return;
+  if (!res.write(chunk)) {
+    source.pause();
+    res.once("drain", () => source.resume());
+  }
 }
