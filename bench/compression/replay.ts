@@ -305,7 +305,8 @@ export function replay(
     r.estimateErrors.push(tb === 0 ? 0 : Math.abs(countInputTokens(provider, body) - tb) / tb);
     r.costBefore += cachedCost(countsBefore, sharedBefore);
     r.costAfter += cachedCost(countsAfter, sharedAfter);
-    if (level !== "naive") r.toolCost += (sharedAfter > 0 ? 0.1 : 1) * (countsAfter[0] as number);
+    // The declaration, when there is one, is the first part after (cached once a pair shares anything).
+    if (declared.length > 0) r.toolCost += (sharedAfter > 0 ? 0.1 : 1) * (countsAfter[0] as number);
     if (prevBefore.length > 0) {
       r.pairs++;
       if (sharedAfter - declared.length >= sharedBefore) r.stablePairs++;
