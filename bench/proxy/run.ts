@@ -110,6 +110,24 @@ function wrk(url: string, headers: Record<string, string>, connections: number, 
   };
 }
 
+/**
+ * Runs one measurement; when it fails (a target stopped answering), says which target and
+ * what every process that has exited wrote last, before the run ends.
+ */
+function runOrExplain<T>(measure: () => T, target: string, procs: RunningProcess[]): T {
+  try {
+    return measure();
+  } catch (err) {
+    console.error(`${target}: the measurement failed`);
+    for (const p of procs) {
+      if (p.child.exitCode === null && p.child.signalCode === null) continue;
+      console.error(`exited (${p.child.exitCode ?? p.child.signalCode}): ${p.child.spawnargs.join(" ")}`);
+      console.error(p.output().slice(-4000));
+    }
+    throw err;
+  }
+}
+
 /** Time to first byte of a streamed answer, sequentially, `n` times. */
 async function ttfb(url: string, headers: Record<string, string>, n: number): Promise<number[]> {
   const body = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] });
@@ -341,7 +359,7 @@ http { access_log off;
       for (const t of targets) {
         if (!selected(t.name)) continue;
         if (connections === 128 && t.name.endsWith("(all compression on)")) continue;
-        const r = wrk(t.url, t.headers, connections, t.pids);
+        const r = runOrExplain(() => wrk(t.url, t.headers, connections, t.pids), t.name, procs);
         const k = `${t.name}@${connections}`;
         results.set(k, [...(results.get(k) ?? []), r]);
       }

@@ -1,5 +1,5 @@
 import { ADAPTERS, isRecord, type RequestFormat, splitObservation, type WireFormat } from "@terse/wire-formats";
-import type { CompressionSettingsOfKey } from "@terse/keys/settings";
+import { type CompressionSettingsOfKey, compressionSettingsOf } from "@terse/keys/settings";
 import { compressContext, forgetContextWork } from "./context/compress-context.ts";
 import { compressInputText, forgetInputTexts } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
@@ -23,6 +23,19 @@ export type { ContextCompressLevel } from "@terse/keys/settings";
 export interface CompressionSettings extends CompressionSettingsOfKey {
   /** Cuts name a recall handle, and the originals cut are returned (issue 18); off when left out. */
   recall?: boolean;
+}
+
+/**
+ * The settings of one request: the key's, and whether recall is on for it. Built field by
+ * field: `{ ...keySettings, recall }` (a spread, then a field its source lacks) gets a new
+ * hidden class from V8 on every call, and every read of such an object then misses its
+ * inline caches; on the proxy's hot path that was about a tenth of its CPU per request
+ * (docs/benchmarks.md; json.ts withField in @terse/wire-formats says the same).
+ */
+export function compressionSettings(key: CompressionSettingsOfKey, recall: boolean): CompressionSettings {
+  const settings: CompressionSettings = compressionSettingsOf(key);
+  settings.recall = recall;
+  return settings;
 }
 
 export interface CompressionResult {

@@ -59,8 +59,7 @@ function byStart(text: string): Observation | undefined {
     case 0x54 /* T */:
       return text.startsWith("The last command <command>") ? match(MINI_TIMEOUT, text, true) : undefined;
     case 0x4f /* O */:
-      if (text.startsWith(SWE_OBSERVATION))
-        return { ...split(text, SWE_OBSERVATION.length, text.length), needsAction: true };
+      if (text.startsWith(SWE_OBSERVATION)) return split(text, SWE_OBSERVATION.length, text.length, true);
       if (text.startsWith("Observation: ")) return match(SWE_CLIPPED, text, true);
       return text.startsWith("Output from ") ? headed(AIDER_SHELL, text, true) : undefined;
     case 0x49 /* I */:
@@ -135,7 +134,7 @@ function headed(heading: RegExp, text: string, needsAction: boolean): Observatio
   // The heading's own line ends are not the output's (an empty output leaves only them).
   const end = Math.max(endOfText(text), m[0].length);
   if (!text.includes("\n", end)) return undefined;
-  return { ...split(text, m[0].length, end), command, needsAction };
+  return split(text, m[0].length, end, needsAction, command);
 }
 
 /** Where the text ends but for its trailing white space. */
@@ -152,7 +151,7 @@ function openHands(text: string): Observation | undefined {
   const m = OPENHANDS.exec(text);
   const tool = m?.groups?.tool;
   if (!m || tool === undefined) return undefined;
-  return { ...split(text, m[0].length, text.length), tool, needsAction: true };
+  return split(text, m[0].length, text.length, true, undefined, tool);
 }
 
 /** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state (and, for CTFs, its interactive session) and prompt. */
@@ -163,22 +162,39 @@ function sweAgentPrompt(text: string): Observation | undefined {
   if (!text.endsWith("\nbash-$", endOfText(text))) return undefined;
   const at = text.lastIndexOf("\n(Open file: ");
   if (at < 0 || !SWE_PROMPT_TAIL.test(text.slice(at))) return undefined;
-  return { open: "", output: text.slice(0, at), close: text.slice(at), needsAction: true };
+  return split(text, 0, at, true);
 }
 
 function match(shape: RegExp, text: string, needsAction: boolean): Observation | undefined {
   const m = shape.exec(text);
   const at = m?.indices?.groups?.out;
   if (!m || !at) return undefined;
-  const command = m.groups?.cmd;
-  return { ...split(text, at[0], at[1]), ...(command === undefined ? {} : { command }), needsAction };
+  return split(text, at[0], at[1], needsAction, m.groups?.cmd);
 }
 
-const split = (text: string, start: number, end: number) => ({
-  open: text.slice(0, start),
-  output: text.slice(start, end),
-  close: text.slice(end),
-});
+/**
+ * An observation of `text` whose output runs from `start` to `end`. Every shape builds it
+ * here, all fields present in one order: built as a spread plus fields, each came out of
+ * V8 with a hidden class of its own, and every read of it later missed its inline caches
+ * (json.ts withField).
+ */
+function split(
+  text: string,
+  start: number,
+  end: number,
+  needsAction: boolean,
+  command?: string,
+  tool?: string,
+): Observation {
+  return {
+    open: text.slice(0, start),
+    output: text.slice(start, end),
+    close: text.slice(end),
+    command,
+    tool,
+    needsAction,
+  };
+}
 
 /** The action of an assistant message in a text protocol. */
 export interface TextAction {

@@ -34,6 +34,8 @@ describe("text-protocol observation shapes", () => {
       open: "",
       output: "344\n",
       close: "\n(Open file: /repo/reproduce.py)\n(Current directory: /repo)\nbash-$",
+      command: undefined,
+      tool: undefined,
       needsAction: true,
     });
   });

@@ -1,14 +1,14 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf } from "../json.ts";
+import { isRecord, stringOf, withField } from "../json.ts";
 import {
   addUsage,
+  frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
   type RecallCall,
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
-  frozenDeclaration,
 } from "../recall.ts";
 
 // Recall in Anthropic messages: terse_recall is one more entry of `tools`, a call is a
@@ -58,7 +58,7 @@ export const messagesRecall: RecallFormat = {
     const tools = Array.isArray(body.tools) ? body.tools : [];
     if (tools.some((t) => isRecord(t) && t.name === RECALL_TOOL_NAME)) return body;
     // Last, without cache_control: a caller's breakpoint stays on the tool it marked.
-    return { ...body, tools: [...tools, RECALL_TOOL] };
+    return withField(body, "tools", [...tools, RECALL_TOOL]);
   },
 
   calls: (answer) => contentOf(answer).filter(isRecallCall).map(callOf),

@@ -1,3 +1,5 @@
+import { withField } from "../json.ts";
+import { isObservationAfter } from "../observation.ts";
 import {
   Actions,
   fromLastModelTurn,
@@ -8,7 +10,6 @@ import {
   type ResultTransform,
   textOf,
 } from "../request-view.ts";
-import { isObservationAfter } from "../observation.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
 // text / tool_use / tool_result blocks.
@@ -59,7 +60,7 @@ export const anthropicFormat: RequestFormat = {
   },
 
   withInstruction(body, instruction) {
-    return { ...body, system: [...systemBlocks(body.system), { type: "text", text: instruction }] };
+    return withField(body, "system", [...systemBlocks(body.system), { type: "text", text: instruction }]);
   },
 
   inputParts(body) {

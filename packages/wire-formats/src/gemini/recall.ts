@@ -1,15 +1,15 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf } from "../json.ts";
-import { geminiFormat } from "./request-view.ts";
+import { isRecord, stringOf, withField } from "../json.ts";
 import {
+  frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
   type RecallCall,
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
-  frozenDeclaration,
 } from "../recall.ts";
+import { geminiFormat } from "./request-view.ts";
 
 // Recall in Gemini generateContent: terse_recall is declared in a tool object of its own,
 // last in `tools`; a call is a `functionCall` part of the model's content, its answer a
@@ -117,7 +117,7 @@ export const geminiRecall: RecallFormat = {
     // router's side call, not the session's turns) goes without the tool.
     if (tools.some(declares) || geminiFormat.structuredOutput(body)) return body;
     // A tool object of its own: the caller's declarations stay byte for byte as sent.
-    return { ...body, tools: [...tools, RECALL_TOOL] };
+    return withField(body, "tools", [...tools, RECALL_TOOL]);
   },
 
   calls: (answer) => partsOf(answer).filter(isRecallCall).map(callOf),

@@ -1,3 +1,5 @@
+import { withField } from "../json.ts";
+import { isObservationAfter } from "../observation.ts";
 import {
   Actions,
   fromLastModelTurn,
@@ -7,7 +9,6 @@ import {
   type ResultTransform,
   textOf,
 } from "../request-view.ts";
-import { isObservationAfter } from "../observation.ts";
 
 // Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
 // (a Content), `generationConfig`, `toolConfig`. The REST API takes camelCase and
@@ -79,7 +80,7 @@ export const geminiFormat: RequestFormat = {
     const key = systemKey(body);
     const current = body[key];
     const base = isRecord(current) ? current : {};
-    return { ...body, [key]: { ...base, parts: [...partsOf(current), { text: instruction }] } };
+    return withField(body, key, withField(base, "parts", [...partsOf(current), { text: instruction }]));
   },
 
   inputParts(body) {

@@ -1,9 +1,9 @@
 import type { Operation, WireFormatAdapter } from "../adapter.ts";
-import { isRecord, stringOf } from "../json.ts";
-import { UsageChunkFilter } from "./usage-chunk-filter.ts";
+import { isRecord, stringOf, withField } from "../json.ts";
 import { chatPairing } from "./pairing.ts";
 import { chatRecall } from "./recall.ts";
 import { openaiFormat } from "./request-view.ts";
+import { UsageChunkFilter } from "./usage-chunk-filter.ts";
 
 // OpenAI chat completions (`POST /v1/chat/completions`), and the model list every OpenAI
 // client asks for (`GET /v1/models`, a path Anthropic's and Gemini's clients call too).
@@ -38,7 +38,7 @@ export const openaiChat: WireFormatAdapter = {
     return {
       url: `${base}${op.path}${query}`,
       method: op.method,
-      body: addsUsageChunk ? { ...body, stream_options: { ...options, include_usage: true } } : body,
+      body: addsUsageChunk ? withField(body, "stream_options", withField(options, "include_usage", true)) : body,
       headers: { authorization: `Bearer ${providerKey}` },
       streamed,
       streamFilter: addsUsageChunk ? () => new UsageChunkFilter() : undefined,

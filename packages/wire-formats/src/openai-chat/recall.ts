@@ -1,14 +1,14 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf } from "../json.ts";
+import { isRecord, stringOf, withField } from "../json.ts";
 import {
   addUsage,
+  frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
   type RecallCall,
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
-  frozenDeclaration,
 } from "../recall.ts";
 
 // Recall in chat completions: terse_recall is one more `function` tool, its calls are
@@ -138,7 +138,7 @@ export const chatRecall: RecallFormat = {
   withTool(body) {
     const tools = Array.isArray(body.tools) ? body.tools : [];
     if (records(tools).some(isRecall)) return body;
-    return { ...body, tools: [...tools, RECALL_TOOL] };
+    return withField(body, "tools", [...tools, RECALL_TOOL]);
   },
 
   calls: (answer) => records(messageOf(answer).tool_calls).filter(isRecall).map(recallCall),

@@ -1,5 +1,5 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf } from "../json.ts";
+import { isRecord, stringOf, withField } from "../json.ts";
 import {
   count,
   eventText,
@@ -14,13 +14,13 @@ import {
 } from "../openai-chat/recall.ts";
 import {
   addUsage,
+  frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
   type RecallCall,
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
-  frozenDeclaration,
 } from "../recall.ts";
 
 // Recall in the Responses API: terse_recall is one more `function` tool, a call is a
@@ -76,7 +76,7 @@ export const responsesRecall: RecallFormat = {
   withTool(body) {
     const tools = Array.isArray(body.tools) ? body.tools : [];
     if (records(tools).some((tool) => tool.name === RECALL_TOOL_NAME)) return body;
-    return { ...body, tools: [...tools, RECALL_TOOL] };
+    return withField(body, "tools", [...tools, RECALL_TOOL]);
   },
 
   calls: (answer) =>

@@ -1,3 +1,5 @@
+import { withField } from "../json.ts";
+import { isObservationAfter } from "../observation.ts";
 import {
   Actions,
   fromLastModelTurn,
@@ -6,7 +8,6 @@ import {
   type RequestFormat,
   type ResultTransform,
 } from "../request-view.ts";
-import { isObservationAfter } from "../observation.ts";
 
 // OpenAI Responses API: `instructions` is the system slot; `input` is a string or a list
 // of items: messages (role user/system/developer/assistant, content a string or parts of
@@ -116,7 +117,7 @@ export const openaiResponsesFormat: RequestFormat = {
 
   withInstruction(body, instruction) {
     const own = typeof body.instructions === "string" && body.instructions !== "" ? `${body.instructions}\n\n` : "";
-    return { ...body, instructions: `${own}${instruction}` };
+    return withField(body, "instructions", `${own}${instruction}`);
   },
 
   inputParts(body) {

@@ -10,10 +10,9 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { parse as parseUrl, type UrlWithStringQuery } from "node:url";
-import { type CompressionResult, compressRequest, unchangedCounts } from "@terse/compression";
+import { type CompressionResult, compressionSettings, compressRequest, unchangedCounts } from "@terse/compression";
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
-import { compressionSettingsOf } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { UsageEvent } from "@terse/usage-events";
 import {
@@ -583,7 +582,7 @@ function compress(
   const part = adapter.compressible(body, op);
   if (!part) return undefined;
   try {
-    const result = compressRequest(adapter.id, part.body, { ...compressionSettingsOf(admitted.key), recall });
+    const result = compressRequest(adapter.id, part.body, compressionSettings(admitted.key, recall));
     return { ...result, body: part.put(result.body as Record<string, unknown>) };
   } catch (err) {
     logger.error({ err, req_id: id }, "compression failed; forwarding the original body");
