@@ -41,6 +41,8 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
 const NODE_FLAGS = ["--min-semi-space-size=16", ...(process.env.BENCH_DP_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
 /** The lean floor's, e.g. BENCH_FLOOR_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof-floor" (it exits on SIGTERM, so the profile is written). */
 const FLOOR_NODE_FLAGS = (process.env.BENCH_FLOOR_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+/** The baseline data plane's flags, when they differ (a flag measured side by side: the same tree twice, one with it). */
+const BASELINE_NODE_FLAGS = process.env.BENCH_DP_BASELINE_NODE_FLAGS?.split(" ").filter(Boolean) ?? NODE_FLAGS;
 const tmp = mkdtempSync(join(tmpdir(), "terse-bench-"));
 // The service trees alone are some 50 MB a run: gone however the run ends.
 process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
@@ -271,10 +273,10 @@ http { access_log off;
   // request-rewriting features off, the instruction on (what every key does).
   // The data plane as its image runs it: the bundled runtime tree under plain node.
   const trees = await buildServices(join(tmp, "trees"));
-  const startDataPlane = async (treesDir: string, port: number) => {
+  const startDataPlane = async (treesDir: string, port: number, flags = NODE_FLAGS) => {
     const dp = startProcess(
       process.execPath,
-      [...NODE_FLAGS, "services/data-plane/dist/main.mjs"],
+      [...flags, "services/data-plane/dist/main.mjs"],
       { ...env, DATA_PLANE_PORT: String(port) },
       { cwd: join(treesDir, "data-plane") },
     );
@@ -284,7 +286,7 @@ http { access_log off;
   };
   const dpPids = await startDataPlane(trees, dpPort);
   const basePort = BASELINE_TREES ? await freePort() : 0;
-  const basePids = BASELINE_TREES ? await startDataPlane(BASELINE_TREES, basePort) : [];
+  const basePids = BASELINE_TREES ? await startDataPlane(BASELINE_TREES, basePort, BASELINE_NODE_FLAGS) : [];
 
   const targets: { name: string; url: string; headers: Record<string, string>; pids: number[] }[] = [
     {
