@@ -18,7 +18,10 @@ export function paramsOf(query: string): URLSearchParams {
  * empty object instead, objects of one shape share one.
  */
 export function withField<T extends Record<string, unknown>>(record: T, key: string, value: unknown): T {
-  const out: Record<string, unknown> = Object.assign({}, record);
+  // Object.assign would set a `__proto__` field (JSON.parse makes it an own one, a
+  // caller's to send) as the copy's prototype, dropping it from the body and lending its
+  // fields to every read; a spread copies it as the field it is.
+  const out: Record<string, unknown> = Object.hasOwn(record, "__proto__") ? { ...record } : Object.assign({}, record);
   out[key] = value;
   return out as T;
 }

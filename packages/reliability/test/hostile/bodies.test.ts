@@ -260,6 +260,35 @@ describe("hostile: request bodies", () => {
       expect(Object.hasOwn(forwarded, "__proto__")).to.equal(true);
     });
 
+    it("keeps a __proto__ field where terse adds one of its own (the recall tool, the instruction, a stream's usage option)", async () => {
+      // A key with context compression on: every format's body gets the recall tool, and a
+      // body without a system prompt gets the instruction as a new field.
+      const compressing = {
+        authorization: `Bearer ${(await h.addKey({ context_compress: true })).rawKey}`,
+        "x-provider-key": PROVIDER_KEY,
+      };
+      const hi = [{ role: "user", content: "hi" }];
+      const proto = { polluted: true, stream: true, tools: ["inherited"] };
+      const requests: [string, Record<string, unknown>][] = [
+        ["/v1/chat/completions", { model: "gpt-4o-mini", stream: true, messages: hi }],
+        ["/v1/messages", { model: "claude-sonnet-4", max_tokens: 5, messages: hi }],
+        ["/v1/responses", { model: "gpt-4o-mini", input: "hi" }],
+        ["/v1beta/models/gemini-2.0-flash:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }] }],
+      ];
+      for (const [path, fields] of requests) {
+        h.fake.reset();
+        // JSON text: a literal's __proto__ would set the prototype here, not send a field.
+        const body = `${JSON.stringify(fields).slice(0, -1)},"__proto__":${JSON.stringify(proto)}}`;
+        const res = await send(`${h.url}${path}`, "POST", body, compressing);
+        expect(res.status, path).to.equal(200);
+        const forwarded = h.fake.received[0]?.body as Record<string, unknown>;
+        expect(Object.hasOwn(forwarded, "__proto__"), path).to.equal(true);
+        expect(Object.getPrototypeOf(forwarded), path).to.equal(Object.prototype);
+        expect(Object.getOwnPropertyDescriptor(forwarded, "__proto__")?.value, path).to.deep.equal(proto);
+      }
+      expect(prototypeAdditions()).to.deep.equal([]);
+    });
+
     it("keeps its heap bounded through a burst of all of the above", async function () {
       this.timeout(60_000);
       const start = heapUsed();
