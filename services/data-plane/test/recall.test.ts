@@ -1,6 +1,7 @@
 import { resultText, type ScriptedToolCall } from "@terse/fake-provider";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
+import { LAST_RECALL_NOTE } from "../src/domain/recall-answer.ts";
 import { type Harness, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
 
 // Recall (issue 18), end to end through the official SDKs: a key with context compression
@@ -485,6 +486,9 @@ describe("data plane: recall (terse_recall)", () => {
           expect(sent, "upstream calls: 1 + 3 rounds").to.have.length(4);
           // Each round carries one more recall result than the one before.
           expect(sent.map((r) => wire.results(r.body).length)).to.deep.equal([1, 2, 3, 4]);
+          // Only the last round's result tells the model that no more recalls will be answered.
+          const newest = sent.slice(1).map((r) => (wire.results(r.body).at(-1) ?? "").endsWith(LAST_RECALL_NOTE));
+          expect(newest, "the note, round by round").to.deep.equal([false, false, true]);
           expect(answer).to.deep.equal({ text: "Checking. ".repeat(4), calls: [] });
           await Promise.all(exchanges.map((e) => e.ended));
           expect(exchanges.map((e) => e.complete)).to.deep.equal([true]);

@@ -7,6 +7,9 @@ import type { RecallCall } from "@terse/wire-formats";
 
 const HANDLE = /^[0-9a-f]{12}$/;
 const LINES = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/;
+/** Ends each result of the last recall round a request may make (RECALL_MAX_ROUNDS). */
+export const LAST_RECALL_NOTE =
+  "\n[terse: that was the last recall this answer may make; answer from what you have, or recall again in a later turn]";
 /** A longer `match` is no name from an index: the model pasted a line. */
 const MAX_MATCH_CHARS = 200;
 

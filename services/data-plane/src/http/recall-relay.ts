@@ -8,7 +8,7 @@ import {
   SseSplitter,
   type StreamFilter,
 } from "@terse/wire-formats";
-import { readRecallCall, recallAnswer } from "../domain/recall-answer.ts";
+import { LAST_RECALL_NOTE, readRecallCall, recallAnswer } from "../domain/recall-answer.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
 import { writeChunk } from "./respond.ts";
 
@@ -81,7 +81,7 @@ export async function relayJsonWithRecall(
       const merged = earlier.length > 0 ? host.format.merge(earlier, last, host.usageSoFar()) : last;
       return send(res, 200, headers, Buffer.from(JSON.stringify(merged)), host);
     }
-    const results = await answerCalls(host, calls);
+    const results = await answerCalls(host, calls, round + 1 === host.maxRounds);
     if (host.over()) return;
     request = host.format.continueWith(request, answer, results);
     earlier.push(answer);
@@ -127,7 +127,7 @@ export async function relaySseWithRecall(
     const beat = setInterval(() => write(res, stream.keepAlive), host.keepAliveMs);
     let next: IncomingMessage | undefined;
     try {
-      const results = await answerCalls(host, calls);
+      const results = await answerCalls(host, calls, round + 1 === host.maxRounds);
       if (host.over()) return;
       request = host.format.continueWith(request, answer, results);
       stream.nextRound(host.startRound(request));
@@ -145,22 +145,27 @@ export async function relaySseWithRecall(
   }
 }
 
-/** Answers each call from the store (a call that cannot be answered gets a tool result saying why). */
-async function answerCalls(host: RecallHost, calls: readonly RecallCall[]): Promise<RecallResult[]> {
-  return Promise.all(
-    calls.map(async (call) => {
-      const ask = readRecallCall(call);
-      if (typeof ask === "string") return { call, text: ask };
-      const original = await host.store.fetch(host.accountId, ask.handle).catch(() => undefined);
-      if (original === undefined) {
-        return {
-          call,
-          text: "terse_recall: the kept text could not be read just now; try again, or read it again at its source.",
-        };
-      }
-      return { call, text: recallAnswer(ask, original, host.maxChars) };
-    }),
-  );
+/**
+ * Answers each call from the store (a call that cannot be answered gets a tool result
+ * saying why). In the last round the request may make, each result says so: a model that
+ * called again would have its call dropped and leave the client an empty answer.
+ */
+async function answerCalls(host: RecallHost, calls: readonly RecallCall[], last: boolean): Promise<RecallResult[]> {
+  const answers = await Promise.all(calls.map((call) => answerCall(host, call)));
+  return last ? answers.map(({ call, text }) => ({ call, text: `${text}${LAST_RECALL_NOTE}` })) : answers;
+}
+
+async function answerCall(host: RecallHost, call: RecallCall): Promise<RecallResult> {
+  const ask = readRecallCall(call);
+  if (typeof ask === "string") return { call, text: ask };
+  const original = await host.store.fetch(host.accountId, ask.handle).catch(() => undefined);
+  if (original === undefined) {
+    return {
+      call,
+      text: "terse_recall: the kept text could not be read just now; try again, or read it again at its source.",
+    };
+  }
+  return { call, text: recallAnswer(ask, original, host.maxChars) };
 }
 
 /**
