@@ -3,7 +3,9 @@
 // of terse's code and none of its checks, metrics, logs or error handling. Per request:
 //   - one Redis script call, auto-pipelined, that reads the key's record and counts the
 //     minute (auth and rate limit, as terse's one round trip),
-//   - the body read, parsed, given a system message (the instruction) and serialised,
+//   - the body read, parsed, given a system message (the instruction) and, when it asks for
+//     a stream, OpenAI's `stream_options.include_usage` (a stream has no usage without it),
+//     and serialised,
 //   - connect and idle timeouts on the upstream request, a close watch on the response,
 //   - the answer relayed chunk by chunk while kept on the side, parsed for its usage,
 //   - a usage event, sent to Redis in batches of 100 (one RPUSH each).
@@ -20,9 +22,10 @@ const { Redis } = require("ioredis");
 
 const INSTRUCTION = { role: "system", content: "Answer tersely. Keep code, paths and numbers exact." };
 
-/** The lean floor's own rewrite: the instruction added, nothing else. */
+/** The lean floor's own rewrite: the instruction added, and a stream asked for its usage; nothing else. */
 export const addInstruction = (body) => {
   body.messages = [INSTRUCTION, ...body.messages];
+  if (body.stream === true) body.stream_options = { include_usage: true };
   return body;
 };
 

@@ -4,8 +4,10 @@
 // off the stack), the lean floor (the work issue 3 requires, on the stack, none of terse's
 // code: lean-floor.mjs), the Portkey AI gateway (@portkey-ai/gateway 1.15 from npm), and
 // the terse data plane with auth, rate limit and metering on, compression off and on. A 2 KB
-// chat-completion body, wrk at 32 and 128 connections. CPU per request is read from /proc
-// for the proxy's own processes over each run.
+// chat-completion body, wrk at 32 and 128 connections; then the same body streamed, the
+// answer BENCH_STREAM_WORDS (300) events long, at 32 connections; then sequential streams'
+// time to first byte, with terse's own Server-Timing stages. CPU per request is read from
+// /proc for the proxy's own processes over each run.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
@@ -62,6 +64,11 @@ const BODY = JSON.stringify({
   ],
 });
 
+/** Words in each answer of the streamed-answers phase: an answer of some length, as agents stream them. */
+const STREAM_WORDS = Number(process.env.BENCH_STREAM_WORDS ?? 300);
+/** The same request, streamed: the fake upstream sends `STREAM_WORDS` events, one write each. */
+const STREAM_BODY = JSON.stringify({ ...JSON.parse(BODY), stream: true, max_tokens: STREAM_WORDS });
+
 function toMs(v: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(v.trim());
   if (!m) return Number.NaN;
@@ -78,13 +85,13 @@ interface Run {
   errors: number;
 }
 
-function wrk(url: string, headers: Record<string, string>, connections: number, pids: number[]): Run {
+function wrk(url: string, headers: Record<string, string>, connections: number, pids: number[], body = BODY): Run {
   const script = join(tmp, "post.lua");
   writeFileSync(
     script,
     [
       `wrk.method = "POST"`,
-      `wrk.body = ${JSON.stringify(BODY)}`,
+      `wrk.body = ${JSON.stringify(body)}`,
       `wrk.headers["Content-Type"] = "application/json"`,
       ...Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`),
     ].join("\n"),
@@ -130,8 +137,20 @@ function runOrExplain<T>(measure: () => T, target: string, procs: RunningProcess
   }
 }
 
+/** Each Server-Timing stage a target's answers named (terse's), in ms, answer by answer: where its added time goes. */
+const stages = new Map<string, Map<string, number[]>>();
+
+function noteServerTiming(target: string, header: string | undefined): void {
+  if (!header) return;
+  const mine = stages.get(target) ?? new Map<string, number[]>();
+  stages.set(target, mine);
+  for (const m of header.matchAll(/(\w+)(?:;desc="[^"]*")?;dur=([\d.]+)/g)) {
+    mine.set(m[1] as string, [...(mine.get(m[1] as string) ?? []), Number(m[2])]);
+  }
+}
+
 /** Time to first byte of a streamed answer, sequentially, `n` times. */
-async function ttfb(url: string, headers: Record<string, string>, n: number): Promise<number[]> {
+async function ttfb(url: string, headers: Record<string, string>, n: number, target = ""): Promise<number[]> {
   const body = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] });
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -145,6 +164,7 @@ async function ttfb(url: string, headers: Record<string, string>, n: number): Pr
             headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
           },
           (res) => {
+            noteServerTiming(target, res.headers["server-timing"] as string | undefined);
             res.once("data", () => resolve(Number(process.hrtime.bigint() - start) / 1e6));
             res.resume();
           },
@@ -367,6 +387,17 @@ http { access_log off;
       }
     }
   }
+  // Streamed answers of some length, as agents read them: what a proxy does per event.
+  const streamedTargets = targets.filter(
+    (t) => ["bare http-proxy", "lean floor"].includes(t.name) || t.name.endsWith("(instruction only)"),
+  );
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of streamedTargets) {
+      if (!selected(t.name)) continue;
+      const r = runOrExplain(() => wrk(t.url, t.headers, 32, t.pids, STREAM_BODY), `${t.name}, streamed`, procs);
+      results.set(`${t.name}@streamed`, [...(results.get(`${t.name}@streamed`) ?? []), r]);
+    }
+  }
   const rss = rssMb(dpPids);
 
   // Streams one at a time, the targets taking turns in blocks (A B C .., A B C ..) so that
@@ -381,7 +412,7 @@ http { access_log off;
   for (let done = 0; done < STREAMS; done += BLOCK) {
     for (const t of streamTargets) {
       if (t.name !== "direct" && !selected(t.name)) continue;
-      streams.get(t.name)?.push(...(await ttfb(t.url, t.headers, Math.min(BLOCK, STREAMS - done))));
+      streams.get(t.name)?.push(...(await ttfb(t.url, t.headers, Math.min(BLOCK, STREAMS - done), t.name)));
     }
   }
   const ttDirect = median(streams.get("direct") ?? []);
@@ -416,12 +447,29 @@ http { access_log off;
   }
   rows.push(
     "",
+    `Streamed answers of ${STREAM_WORDS} words (one event each), 32 connections:`,
+    "",
+    "| target | answers/s | CPU µs per answer | CPU x lean floor | CPU x bare http-proxy | non-2xx |",
+    "|---|---|---|---|---|---|",
+    ...streamedTargets
+      .filter((t) => results.has(`${t.name}@streamed`))
+      .map((t) => {
+        const k = `${t.name}@streamed`;
+        return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, "lean floor@streamed", (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, "bare http-proxy@streamed", (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
+      }),
+  );
+  rows.push(
+    "",
     `Stream time to first byte, ${STREAMS} sequential streams per target (interleaved in blocks of ${BLOCK}), p50: direct ${ttDirect.toFixed(2)} ms; added by ${[
       ...streams,
     ]
       .filter(([name, xs]) => name !== "direct" && xs.length > 0)
       .map(([name]) => `${name} ${addedTtfb(name).toFixed(2)} ms`)
       .join(", ")}.`,
+    ...[...stages].map(
+      ([name, byStage]) =>
+        `${name}, its own Server-Timing, p50: ${[...byStage].map(([stage, xs]) => `${stage} ${median(xs).toFixed(2)} ms`).join(", ")}.`,
+    ),
   );
   rows.push(
     `Data-plane RSS after the runs: ${rssMb(dpPids).toFixed(0)} MB (${rss.toFixed(0)} MB right after load), ${DP_WORKERS} worker process(es), ${SECONDS} s per run, ${ROUNDS} interleaved rounds.`,
