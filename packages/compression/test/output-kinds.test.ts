@@ -14,16 +14,17 @@ import { contextSettings } from "./settings.ts";
 
 /** One tool call and its result, Anthropic format; the result's text after compression. */
 function compressOne(
-  command: string,
+  command: string | Record<string, unknown>,
   output: string,
   level: CompressionSettings["context_compress_level"] = "standard",
 ) {
+  const input = typeof command === "string" ? { command } : command;
   const body = {
     model: "claude-test",
     max_tokens: 100,
     messages: [
       { role: "user", content: "Fix the bug." },
-      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: { command } }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: output }] },
     ],
   };
@@ -117,6 +118,30 @@ describe("output kinds", () => {
     expect(out).to.include("AssertionError: assert 'NULLS LAST' in sql");
     expect(out).to.include("1 failed, 398 passed");
     expect(out).to.include("`python -m pytest tests/test_models.py -v` shows all");
+  });
+
+  it("a call's command is read as each agent writes it: a line, an argv (Codex CLI's shell), or `cmd`", () => {
+    const run = Array.from({ length: 400 }, (_, i) => `tests/test_models.py::test_case_${i} PASSED`).join("\n");
+    const forms: [Record<string, unknown>, string][] = [
+      [{ command: "python -m pytest tests -k 'nulls last'" }, "python -m pytest tests -k 'nulls last'"],
+      [
+        { command: ["bash", "-lc", "python -m pytest tests -k 'nulls last'"] },
+        "python -m pytest tests -k 'nulls last'",
+      ],
+      [{ command: ["/bin/zsh", "-c", "python -m pytest tests"] }, "python -m pytest tests"],
+      [{ command: ["python", "-m", "pytest", "tests", "-k", "nulls last"] }, "python -m pytest tests -k 'nulls last'"],
+      [{ command: ["pytest", "-k", "it's"] }, "pytest -k 'it'\\''s'"],
+      [{ cmd: "python -m pytest tests", workdir: "/repo" }, "python -m pytest tests"],
+    ];
+    for (const [input, line] of forms) {
+      expect(compressOne(input, run), JSON.stringify(input)).to.include(`\`${line}\` shows all`);
+    }
+    // Not a command: the marker names none, and nothing breaks.
+    for (const input of [{ command: [] }, { command: ["ls", 3] }, { cmd: 7 }, { path: "a.py" }]) {
+      const out = compressOne(input, run);
+      expect(out.length, JSON.stringify(input)).to.be.below(run.length / 2);
+      expect(out).not.to.include("shows all");
+    }
   });
 
   it("a diff keeps its file names, hunk headers and changed lines", () => {

@@ -108,7 +108,11 @@ export function mapToolResults(
   );
 }
 
-/** The shell command of a tool call's input (an object, or OpenAI's JSON string), if it has one. */
+/**
+ * The shell command of a tool call's input (an object, or OpenAI's JSON string), if it
+ * has one: `command` as a line (Claude Code, OpenHands, SWE-agent, Gemini CLI) or as an
+ * argv (Codex CLI's `shell`), or `cmd` (Codex CLI's `exec_command`).
+ */
 function commandOf(input: unknown): string | undefined {
   let value = input;
   if (typeof input === "string") {
@@ -118,7 +122,23 @@ function commandOf(input: unknown): string | undefined {
       return undefined;
     }
   }
-  return isRecord(value) && typeof value.command === "string" ? value.command : undefined;
+  if (!isRecord(value)) return undefined;
+  const command = value.command ?? value.cmd;
+  if (typeof command === "string") return command;
+  return Array.isArray(command) && command.length > 0 && command.every((w) => typeof w === "string")
+    ? commandLine(command)
+    : undefined;
+}
+
+/** `bash -lc`'s script and its kin: what the agent wrote is the script, not the shell around it. */
+const SHELL_SCRIPT = /^(?:\/(?:usr\/)?bin\/)?(?:ba|z|da)?sh$/;
+
+/** An argv as the command line it stands for: a shell's script as it is, other words quoted where they need it. */
+function commandLine(argv: string[]): string {
+  const [program, flag, script] = argv;
+  if (argv.length === 3 && SHELL_SCRIPT.test(program as string) && /^-\w*c$/.test(flag as string))
+    return script as string;
+  return argv.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(" ");
 }
 
 /**
