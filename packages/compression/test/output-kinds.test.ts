@@ -136,8 +136,15 @@ describe("output kinds", () => {
     for (const [input, line] of forms) {
       expect(compressOne(input, run), JSON.stringify(input)).to.include(`\`${line}\` shows all`);
     }
-    // Not a command: the marker names none, and nothing breaks.
-    for (const input of [{ command: [] }, { command: ["ls", 3] }, { cmd: 7 }, { path: "a.py" }]) {
+    // Not a command: the marker names none, and nothing breaks. An editor's verb is no shell command either.
+    const notCommands = [
+      { command: [] },
+      { command: ["ls", 3] },
+      { cmd: 7 },
+      { path: "a.py" },
+      { command: "view", path: "/r/a.log" },
+    ];
+    for (const input of notCommands) {
       const out = compressOne(input, run);
       expect(out.length, JSON.stringify(input)).to.be.below(run.length / 2);
       expect(out).not.to.include("shows all");

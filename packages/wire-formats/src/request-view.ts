@@ -124,11 +124,19 @@ function commandOf(input: unknown): string | undefined {
   }
   if (!isRecord(value)) return undefined;
   const command = value.command ?? value.cmd;
-  if (typeof command === "string") return command;
+  if (typeof command === "string")
+    return EDITOR_VERBS.has(command) && typeof value.path === "string" ? undefined : command;
   return Array.isArray(command) && command.length > 0 && command.every((w) => typeof w === "string")
     ? commandLine(command)
     : undefined;
 }
+
+/**
+ * An editor tool's verbs (Anthropic's text editor, SWE-agent's and OpenHands'
+ * str_replace_editor: `{command: "view", path}`): no shell command, so no marker may offer
+ * one to run again.
+ */
+const EDITOR_VERBS = new Set(["view", "create", "str_replace", "insert", "undo_edit"]);
 
 /** `bash -lc`'s script and its kin: what the agent wrote is the script, not the shell around it. */
 const SHELL_SCRIPT = /^(?:\/(?:usr\/)?bin\/)?(?:ba|z|da)?sh$/;
