@@ -59,6 +59,12 @@ describe("output kinds", () => {
       path: "django/db/models/query.py",
       firstLine: 120,
     });
+    expect(viewedFile("sed -n '40,90p' /testbed/django/db/models/query.py")).to.deep.equal({
+      path: "/testbed/django/db/models/query.py",
+      firstLine: 40,
+    });
+    expect(viewedFile("cat -n ~/src/app.py")).to.deep.equal({ path: "~/src/app.py", firstLine: 1 });
+    expect(viewedFile("cat ./setup.cfg")).to.deep.equal({ path: "./setup.cfg", firstLine: 1 });
   });
 
   it("a listing keeps every distinct path (property, seeded cases)", () => {

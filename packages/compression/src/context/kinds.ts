@@ -61,7 +61,8 @@ export function viewedFile(command: string | undefined): { path?: string; firstL
   if (command === undefined) return {};
   const range = /sed\s+-n\s+['"]?(\d+)\s*,\s*\d+\s*p/.exec(command);
   const firstLine = range ? Number(range[1]) : /^\s*(?:cat|nl|head)\b/.test(command) ? 1 : undefined;
-  const path = /(?:^|\s)((?:[\w.@+-]+\/)*[\w@+-]+\.[\w]+)(?=\s|$|\s*\|)/.exec(command)?.[1];
+  // Relative or absolute (`/testbed/...`, `~/...`): agents' sandboxes name files both ways.
+  const path = /(?:^|\s)((?:~?\/)?(?:[\w.@+-]+\/)*[\w@+-]+\.[\w]+)(?=\s|$|\s*\|)/.exec(command)?.[1];
   return { ...(path ? { path } : {}), ...(firstLine !== undefined ? { firstLine } : {}) };
 }
 
