@@ -92,8 +92,15 @@ function namesIn(text: string, into = new Set<string>()): Set<string> {
 function addNames(text: string, into: Set<string>): Set<string> {
   // `match` with a global pattern returns the matched strings in one call, without a match object each.
   for (const name of text.match(NAME) ?? [])
-    if (name.length >= MIN_NAME && !into.has(name) && !COMMON.has(name.toLowerCase())) into.add(name);
+    if (name.length >= MIN_NAME && !into.has(name) && !isCommon(name)) into.add(name);
   return into;
+}
+
+/** The longest word of COMMON: a longer name is none of them, and needs no lower-cased copy to tell. */
+const LONGEST_COMMON = Math.max(...[...COMMON].map((w) => w.length));
+
+function isCommon(name: string): boolean {
+  return name.length <= LONGEST_COMMON && COMMON.has(name.toLowerCase());
 }
 
 /**
