@@ -20,6 +20,8 @@ const MODEL = { model: "gpt-4o-2024-08-06", system_fingerprint: "fp_845eaabc1f" 
 const chunk = (delta, withUsage) =>
   `data: ${JSON.stringify({ ...ID, ...MODEL, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
 const usage = `data: ${JSON.stringify({ ...ID, ...MODEL, choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } })}\n\n`;
+/** A stream's last write: its usage when asked for, then the end. */
+const ending = (withUsage) => `${withUsage ? usage : ""}data: [DONE]\n\n`;
 
 const server = createServer((req, res) => {
   const parts = [];
@@ -33,7 +35,7 @@ const server = createServer((req, res) => {
       const words = Number(/"max_tokens":(\d+)/.exec(body)?.[1] ?? 1);
       if (words <= 1) {
         res.write(chunk({ content: "ok" }, withUsage));
-        res.end(`${withUsage ? usage : ""}data: [DONE]\n\n`);
+        res.end(ending(withUsage));
       } else void streamWords(res, words, withUsage);
       return;
     }
@@ -47,7 +49,7 @@ async function streamWords(res, words, withUsage) {
     res.write(chunk({ content: ` word${i}` }, withUsage));
     await new Promise((resolve) => setImmediate(resolve));
   }
-  res.end(`${withUsage ? usage : ""}data: [DONE]\n\n`);
+  res.end(ending(withUsage));
 }
 
 server.keepAliveTimeout = 60_000;

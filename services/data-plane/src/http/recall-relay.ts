@@ -81,7 +81,7 @@ export async function relayJsonWithRecall(
       const merged = earlier.length > 0 ? host.format.merge(earlier, last, host.usageSoFar()) : last;
       return send(res, 200, headers, Buffer.from(JSON.stringify(merged)), host);
     }
-    const results = await answerCalls(host, calls, round + 1 === host.maxRounds);
+    const results = await answerCalls(host, calls, round);
     if (host.over()) return;
     request = host.format.continueWith(request, answer, results);
     earlier.push(answer);
@@ -127,7 +127,7 @@ export async function relaySseWithRecall(
     const beat = setInterval(() => write(res, stream.keepAlive), host.keepAliveMs);
     let next: IncomingMessage | undefined;
     try {
-      const results = await answerCalls(host, calls, round + 1 === host.maxRounds);
+      const results = await answerCalls(host, calls, round);
       if (host.over()) return;
       request = host.format.continueWith(request, answer, results);
       stream.nextRound(host.startRound(request));
@@ -146,13 +146,15 @@ export async function relaySseWithRecall(
 }
 
 /**
- * Answers each call from the store (a call that cannot be answered gets a tool result
- * saying why). In the last round the request may make, each result says so: a model that
- * called again would have its call dropped and leave the client an empty answer.
+ * Answers the calls of `round` (0 the first answer) from the store (a call that cannot be
+ * answered gets a tool result saying why). In the last round the request may make, each
+ * result says so: a model that called again would have its call dropped and leave the
+ * client an empty answer.
  */
-async function answerCalls(host: RecallHost, calls: readonly RecallCall[], last: boolean): Promise<RecallResult[]> {
+async function answerCalls(host: RecallHost, calls: readonly RecallCall[], round: number): Promise<RecallResult[]> {
   const answers = await Promise.all(calls.map((call) => answerCall(host, call)));
-  return last ? answers.map(({ call, text }) => ({ call, text: `${text}${LAST_RECALL_NOTE}` })) : answers;
+  if (round + 1 < host.maxRounds) return answers;
+  return answers.map(({ call, text }) => ({ call, text: `${text}${LAST_RECALL_NOTE}` }));
 }
 
 async function answerCall(host: RecallHost, call: RecallCall): Promise<RecallResult> {
