@@ -63,7 +63,7 @@ describe("output kinds", () => {
       path: "/testbed/django/db/models/query.py",
       firstLine: 40,
     });
-    expect(viewedFile("cat -n ~/src/app.py")).to.deep.equal({ path: "~/src/app.py", firstLine: 1 });
+    expect(viewedFile("cat -n ~/src/app.py")).to.deep.equal({ path: "~/src/app.py" });
     expect(viewedFile("cat ./setup.cfg")).to.deep.equal({ path: "./setup.cfg", firstLine: 1 });
   });
 
@@ -155,6 +155,40 @@ describe("output kinds", () => {
       expect(out.length, JSON.stringify(input)).to.be.below(run.length / 2);
       expect(out).not.to.include("shows all");
     }
+  });
+
+  it("a file read without a shell (Read, read_file, an editor's view) names the file in its cut", () => {
+    const view = source(700, seededRandom(11))
+      .map((l, i) => `${String(i + 1).padStart(6)}→${l}`)
+      .join("\n");
+    const reads: Record<string, unknown>[] = [
+      { file_path: "/repo/app/handlers.py" },
+      { file_path: "/repo/app/handlers.py", offset: 1, limit: 2000 },
+      { absolute_path: "/repo/app/handlers.py" },
+      { command: "view", path: "/repo/app/handlers.py" },
+      { command: "view", path: "/repo/app/handlers.py", view_range: [1, 700] },
+    ];
+    for (const input of reads) {
+      const out = compressOne(input, view);
+      expect(out.length, JSON.stringify(input)).to.be.below(view.length / 3);
+      expect(out, JSON.stringify(input)).to.match(
+        /\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p \/repo\/app\/handlers\.py\]/,
+      );
+    }
+    // A search, a write, an edit and a directory's view read no one file: no file is named.
+    const others: Record<string, unknown>[] = [
+      { pattern: "def handle", path: "/repo/app/handlers.py" },
+      { file_path: "/repo/app/handlers.py", content: "x" },
+      { file_path: "/repo/app/handlers.py", old_string: "a", new_string: "b" },
+      { command: "view", path: "/repo/app" },
+      { command: "create", path: "/repo/app/handlers.py", file_text: "x" },
+    ];
+    for (const input of others) expect(compressOne(input, view), JSON.stringify(input)).not.to.include("sed -n");
+    // The lines of an unnumbered read are not guessed: a tool may put a notice before them.
+    const plain = source(700, seededRandom(12)).join("\n");
+    const out = compressOne({ file_path: "/repo/app/handlers.py" }, `[showing lines 101-800]\n${plain}`);
+    expect(out.length).to.be.below(plain.length / 3);
+    expect(out).not.to.match(/lines \d+-\d+ omitted/);
   });
 
   it("a diff keeps its file names, hunk headers and changed lines", () => {
@@ -398,6 +432,30 @@ describe("text-protocol observations of other agents (SWE-agent, Aider, OpenHand
           expect((first[0] as string).length, shape.name).to.be.below(text.length / 3);
         }
       }
+    });
+
+    it(`${provider}: OpenHands' editor calls in text: a view names its file, another verb no command`, () => {
+      const view = source(700, seededRandom(13))
+        .map((l, i) => `${String(i + 1).padStart(6)}\t${l}`)
+        .join("\n");
+      const call = (verb: string) =>
+        `Let me look.\n<function=str_replace_editor>\n<parameter=command>${verb}</parameter>\n<parameter=path>/workspace/app/views.py</parameter>\n</function>`;
+      const result = `EXECUTION RESULT of [str_replace_editor]:\n${view}`;
+      const compressed = (verb: string) => {
+        const body = conversation(provider, [
+          task,
+          { role: "assistant", text: call(verb) },
+          { role: "user", text: result },
+        ]);
+        return texts(provider, compressRequest(provider, body, contextSettings("standard")).body).at(-1) as string;
+      };
+      const viewed = compressed("view");
+      expect(viewed.length).to.be.below(result.length / 3);
+      expect(viewed).to.match(/\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p \/workspace\/app\/views\.py\]/);
+      const other = compressed("undo_edit");
+      expect(other.length).to.be.below(result.length / 3);
+      expect(other).not.to.include("undo_edit");
+      expect(other).not.to.include("sed -n");
     });
 
     it(`${provider}: near-misses right after a command stay as typed`, () => {

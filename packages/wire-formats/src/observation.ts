@@ -1,3 +1,5 @@
+import { commandOf } from "./tool-command.ts";
+
 // Agents without native tool calls (mini-swe-agent, SWE-agent's text modes, Aider) send a
 // command's output back as a plain user message. terse compresses such an observation as
 // it compresses a tool result, and nothing else a user message holds: what a person typed
@@ -204,12 +206,19 @@ export interface TextAction {
   blocks: readonly string[];
   /** The tool, where the last block is a `<function=tool>` call. */
   tool?: string;
+  /**
+   * The shell command the action stands for (tool-command.ts): the last block's, or a
+   * `<function=tool>` call's as its parameters give it (an editor's `view` of a file is
+   * `cat -n` of it; its other verbs, and a call without a command, have none).
+   */
+  shell?: string;
 }
 
 const FENCE = /```[\w.+-]*[ \t]*\n([\s\S]*?)\n?```/g;
 const COMMAND_TAG = /<(command|mswea_bash_command)>([\s\S]*?)<\/\1>/g;
 const FUNCTION_CALL = /<function=([^>\n]+)>\n([\s\S]*?)<\/function>/g;
 const COMMAND_PARAMETER = /<parameter=command>([\s\S]*?)<\/parameter>/;
+const PARAMETER = /<parameter=([\w-]+)>([\s\S]*?)<\/parameter>/g;
 
 /**
  * The action of an agent's message, or undefined: its command blocks are fenced code
@@ -219,7 +228,7 @@ const COMMAND_PARAMETER = /<parameter=command>([\s\S]*?)<\/parameter>/;
  * native call's is); the last to end is the action the next user message answers.
  */
 export function actionOf(text: string): TextAction | undefined {
-  const found: { end: number; body: string; tool?: string }[] = [];
+  const found: { end: number; body: string; tool?: string; call?: string }[] = [];
   for (const m of text.matchAll(FENCE)) found.push({ end: m.index + m[0].length, body: m[1] ?? "" });
   if (text.includes("</command>") || text.includes("</mswea_bash_command>"))
     for (const m of text.matchAll(COMMAND_TAG)) found.push({ end: m.index + m[0].length, body: m[2] ?? "" });
@@ -227,7 +236,7 @@ export function actionOf(text: string): TextAction | undefined {
     for (const m of text.matchAll(FUNCTION_CALL)) {
       const call = m[2] ?? "";
       const body = COMMAND_PARAMETER.exec(call)?.[1] ?? call;
-      found.push({ end: m.index + m[0].length, body, tool: m[1] });
+      found.push({ end: m.index + m[0].length, body, tool: m[1], call });
     }
   if (found.length === 0) return undefined;
   found.sort((a, b) => a.end - b.end);
@@ -235,5 +244,18 @@ export function actionOf(text: string): TextAction | undefined {
   const command = last.body.trim();
   // A call without a command (OpenHands' `think`, `finish`) is still an action of its tool.
   if (command === "" && last.tool === undefined) return undefined;
-  return { command, blocks: found.map((f) => f.body), ...(last.tool === undefined ? {} : { tool: last.tool }) };
+  const shell = last.call === undefined ? command : commandOf(parametersOf(last.call))?.trim();
+  return {
+    command,
+    blocks: found.map((f) => f.body),
+    ...(last.tool === undefined ? {} : { tool: last.tool }),
+    ...(shell ? { shell } : {}),
+  };
+}
+
+/** A `<function=tool>` call's parameters, as the tool call's arguments would be. */
+function parametersOf(call: string): Record<string, string> {
+  const args: Record<string, string> = {};
+  for (const m of call.matchAll(PARAMETER)) args[m[1] as string] = (m[2] as string).trim();
+  return args;
 }

@@ -1,5 +1,6 @@
 import { isRecord } from "./json.ts";
 import { actionOf, answers, splitObservation, type TextAction } from "./observation.ts";
+import { commandOf } from "./tool-command.ts";
 
 // How compression sees a request of each wire format (each adapter's `view`): its system
 // slot, its tool results, its prompt text, and the rules of tool-call pairing that a
@@ -109,47 +110,6 @@ export function mapToolResults(
 }
 
 /**
- * The shell command of a tool call's input (an object, or OpenAI's JSON string), if it
- * has one: `command` as a line (Claude Code, OpenHands, SWE-agent, Gemini CLI) or as an
- * argv (Codex CLI's `shell`), or `cmd` (Codex CLI's `exec_command`).
- */
-function commandOf(input: unknown): string | undefined {
-  let value = input;
-  if (typeof input === "string") {
-    try {
-      value = JSON.parse(input);
-    } catch {
-      return undefined;
-    }
-  }
-  if (!isRecord(value)) return undefined;
-  const command = value.command ?? value.cmd;
-  if (typeof command === "string")
-    return EDITOR_VERBS.has(command) && typeof value.path === "string" ? undefined : command;
-  return Array.isArray(command) && command.length > 0 && command.every((w) => typeof w === "string")
-    ? commandLine(command)
-    : undefined;
-}
-
-/**
- * An editor tool's verbs (Anthropic's text editor, SWE-agent's and OpenHands'
- * str_replace_editor: `{command: "view", path}`): no shell command, so no marker may offer
- * one to run again.
- */
-const EDITOR_VERBS = new Set(["view", "create", "str_replace", "insert", "undo_edit"]);
-
-/** `bash -lc`'s script and its kin: what the agent wrote is the script, not the shell around it. */
-const SHELL_SCRIPT = /^(?:\/(?:usr\/)?bin\/)?(?:ba|z|da)?sh$/;
-
-/** An argv as the command line it stands for: a shell's script as it is, other words quoted where they need it. */
-function commandLine(argv: string[]): string {
-  const [program, flag, script] = argv;
-  if (argv.length === 3 && SHELL_SCRIPT.test(program as string) && /^-\w*c$/.test(flag as string))
-    return script as string;
-  return argv.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(" ");
-}
-
-/**
  * The agent's actions as a mapper walks the conversation: tool calls by id, and the
  * text-protocol action of the latest assistant message (its command blocks, the last one
  * the action), which only the user message right after it can answer.
@@ -180,7 +140,7 @@ export class Actions {
   observation(text: string, ref: string, transform: ResultTransform): string {
     const o = splitObservation(text);
     if (!o || !answers(o, this.action)) return text;
-    const command = o.command ?? this.action?.command;
+    const command = o.command ?? this.action?.shell;
     const next = transform(o.output, ref, command === "" ? undefined : command);
     return next === o.output ? text : o.open + next + o.close;
   }

@@ -121,10 +121,13 @@ describe("text-protocol observation shapes", () => {
       command: "view",
       blocks: ["view"],
       tool: "str_replace_editor",
+      // The shell command it stands for: an editor's view of a file is `cat -n` of it.
+      shell: "cat -n /w/a.py",
     });
     expect(actionOf("```sh\npip install -e .\npytest\n```\nand\n```bash\nmake\n```")).to.deep.equal({
       command: "make",
       blocks: ["pip install -e .\npytest", "make"],
+      shell: "make",
     });
     expect(actionOf("No command here, only `inline code`.")).to.equal(undefined);
   });

@@ -60,7 +60,9 @@ export function kindOf(text: string, command?: string): OutputKind {
 export function viewedFile(command: string | undefined): { path?: string; firstLine?: number } {
   if (command === undefined) return {};
   const range = /sed\s+-n\s+['"]?(\d+)\s*,\s*\d+\s*p/.exec(command);
-  const firstLine = range ? Number(range[1]) : /^\s*(?:cat|nl|head)\b/.test(command) ? 1 : undefined;
+  // `cat -n` and `nl` number the lines themselves (and a file-reading tool's view is
+  // written as `cat -n`: @terse/wire-formats' tool-command.ts): its numbers are read, never assumed.
+  const firstLine = range ? Number(range[1]) : /^\s*(?:cat(?!\s+-n\b)|head)\b/.test(command) ? 1 : undefined;
   // Relative or absolute (`/testbed/...`, `~/...`): agents' sandboxes name files both ways.
   const path = /(?:^|\s)((?:~?\/)?(?:[\w.@+-]+\/)*[\w@+-]+\.[\w]+)(?=\s|$|\s*\|)/.exec(command)?.[1];
   return { ...(path ? { path } : {}), ...(firstLine !== undefined ? { firstLine } : {}) };
