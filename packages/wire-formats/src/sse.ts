@@ -38,10 +38,17 @@ function findEventEnd(s: string): number {
   return lf + 2;
 }
 
+/** The event's `data:` lines joined, parsed as JSON. Read in place: a split per event cost more than the parse of a short one. */
 function parseData(raw: string): unknown {
   let data = "";
-  for (const line of raw.split(/\r?\n/)) {
-    if (line.startsWith("data:")) data += line.slice(line[5] === " " ? 6 : 5);
+  for (let at = 0; at < raw.length; ) {
+    const nl = raw.indexOf("\n", at);
+    const end = nl < 0 ? raw.length : nl;
+    if (raw.startsWith("data:", at)) {
+      const lineEnd = end > at && raw.charCodeAt(end - 1) === 13 ? end - 1 : end;
+      data += raw.slice(at + (raw.charCodeAt(at + 5) === 32 ? 6 : 5), lineEnd);
+    }
+    at = end + 1;
   }
   if (!data || data === "[DONE]") return undefined;
   try {

@@ -41,6 +41,15 @@ describe("UsageChunkFilter", () => {
     expect(feed(crlf, 5).out).to.equal(`: keep-alive\r\n\r\n${choice("a").replace(/\n/g, "\r\n")}`);
   });
 
+  it("knows the usage chunk however its JSON is spaced, and a chunk's `usage: null` from it", () => {
+    const nullUsage = (text: string) =>
+      `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: text } }], usage: null })}\n\n`;
+    const spaced = `data: ${JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: 9 } }, null, 1).replace(/\n/g, "")}\n\n`;
+    expect(spaced).to.include('"choices": []');
+    const out = feed(`${nullUsage("a")}${nullUsage("b")}${spaced}data: [DONE]\n\n`, 9).out;
+    expect(out).to.equal(`${nullUsage("a")}${nullUsage("b")}data: [DONE]\n\n`);
+  });
+
   it("passes a last line without a line break on at the end", () => {
     expect(feed(`${choice("a")}data: partial`, 3).out).to.equal(`${choice("a")}data: partial`);
   });
