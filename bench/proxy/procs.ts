@@ -21,6 +21,24 @@ export function cpuSeconds(pids: number[]): number {
   return ticks / CLK_TCK;
 }
 
+/**
+ * Waits until `pids` together use less than `share` of a core over a `windowMs` window (or
+ * `deadlineMs` passed), and says how long that took: a target still busy with the last
+ * run's backlog (a queue drained late, a collection) would otherwise spend the next
+ * target's run on its cores. A benchmark's pause, not a test's synchronisation.
+ */
+export function settle(pids: number[], share = 0.05, windowMs = 200, deadlineMs = 10_000): number {
+  const started = performance.now();
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const before = cpuSeconds(pids);
+    Atomics.wait(pause, 0, 0, windowMs);
+    const busy = (cpuSeconds(pids) - before) / (windowMs / 1000);
+    const waited = performance.now() - started;
+    if (busy < share || waited > deadlineMs) return waited;
+  }
+}
+
 /** Resident memory of processes, MB. */
 export function rssMb(pids: number[]): number {
   let kb = 0;

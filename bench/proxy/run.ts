@@ -19,12 +19,13 @@ import {
   freshRedis,
   REPO_ROOT,
   type RunningProcess,
+  seededRandom,
   startProcess,
   startTs,
   testRedisUrl,
 } from "@terse/testkit";
 import { buildServices } from "../../scripts/build-services.mjs";
-import { childPids, cpuSeconds, median, rssMb, startScript } from "./procs.ts";
+import { childPids, cpuSeconds, median, rssMb, settle, startScript } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -117,6 +118,22 @@ function wrk(url: string, headers: Record<string, string>, connections: number, 
     requests,
     errors,
   };
+}
+
+/**
+ * The targets in the order of round `round`: as listed first, then shuffled (seeded, so a
+ * run's order can be told again), so that no target always runs right after the same
+ * one: what a target leaves behind (sockets, a warm or cold cache) falls on all alike.
+ */
+function inOrderOf<T>(round: number, targets: T[]): T[] {
+  if (round === 0) return targets;
+  const order = [...targets];
+  const rnd = seededRandom(round);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [order[i], order[j]] = [order[j] as T, order[i] as T];
+  }
+  return order;
 }
 
 /**
@@ -375,13 +392,20 @@ http { access_log off;
       : []),
   ];
   const selected = (name: string) => ONLY.length === 0 || ONLY.some((o) => name.startsWith(o));
+  // Every run starts on a quiet machine: no target still at work on the run before it.
+  const everyPid = [...new Set(targets.flatMap((t) => t.pids))];
+  const quietly = <T>(name: string, measure: () => T): T => {
+    const waited = settle(everyPid, 0.1);
+    if (waited > 1000) console.log(`(${name}: the targets were busy ${Math.round(waited)} ms after the run before)`);
+    return measure();
+  };
   const results = new Map<string, Run[]>();
   for (const connections of [32, 128]) {
     for (let round = 0; round < ROUNDS; round++) {
-      for (const t of targets) {
+      for (const t of inOrderOf(round, targets)) {
         if (!selected(t.name)) continue;
         if (connections === 128 && t.name.endsWith("(all compression on)")) continue;
-        const r = runOrExplain(() => wrk(t.url, t.headers, connections, t.pids), t.name, procs);
+        const r = quietly(t.name, () => runOrExplain(() => wrk(t.url, t.headers, connections, t.pids), t.name, procs));
         const k = `${t.name}@${connections}`;
         results.set(k, [...(results.get(k) ?? []), r]);
       }
@@ -392,9 +416,11 @@ http { access_log off;
     (t) => ["bare http-proxy", "lean floor"].includes(t.name) || t.name.endsWith("(instruction only)"),
   );
   for (let round = 0; round < ROUNDS; round++) {
-    for (const t of streamedTargets) {
+    for (const t of inOrderOf(round, streamedTargets)) {
       if (!selected(t.name)) continue;
-      const r = runOrExplain(() => wrk(t.url, t.headers, 32, t.pids, STREAM_BODY), `${t.name}, streamed`, procs);
+      const r = quietly(t.name, () =>
+        runOrExplain(() => wrk(t.url, t.headers, 32, t.pids, STREAM_BODY), `${t.name}, streamed`, procs),
+      );
       results.set(`${t.name}@streamed`, [...(results.get(`${t.name}@streamed`) ?? []), r]);
     }
   }
@@ -482,6 +508,21 @@ http { access_log off;
   const ttTerse = addedTtfb("terse (instruction only)");
   const ttBare = addedTtfb("bare http-proxy");
   const met = (ok: boolean) => (ok ? "yes" : "no");
+  // The median hides how far apart the rounds were: each round's ratio, in order.
+  const byRound = (name: string, f: (r: Run) => number) => {
+    const a = results.get(`${name}@32`) ?? [];
+    const b = results.get("lean floor@32") ?? [];
+    return a.map((r, i) => (b[i] ? (f(r) / f(b[i] as Run)).toFixed(2) : "-")).join(", ");
+  };
+  rows.push(
+    "",
+    ...["terse (instruction only)", "terse (all compression on)"]
+      .filter((name) => results.has(`${name}@32`))
+      .map(
+        (name) =>
+          `${name} at 32, round by round: CPU x lean floor ${byRound(name, cpu)}; requests/s x lean floor ${byRound(name, (r) => r.rps)}.`,
+      ),
+  );
   rows.push(
     "",
     "| target (issue 16) | measured | met |",
