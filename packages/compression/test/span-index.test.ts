@@ -3,6 +3,8 @@ import { expect } from "chai";
 import { CONTEXT_LEVELS } from "../src/context/levels.ts";
 import { shortenResult } from "../src/context/shorten.ts";
 import { INDEX_NOTE, indexBudget, spanIndex } from "../src/context/span-index.ts";
+import { compressRequest } from "../src/index.ts";
+import { contextSettings } from "./settings.ts";
 
 // The index of a cut: the names of what went, listed once each beside the cut. An agent goes
 // back to names it saw anywhere in a long output, so the whole cut is read, not its ends.
@@ -24,6 +26,10 @@ function buildLog(lines: number, seed = 7): string[] {
     (_, i) => `[${String(i % 60).padStart(2, "0")}:00] ${steps[Math.floor(rnd() * steps.length)]} module ${i % 40}`,
   );
 }
+
+/** The text of a message's first tool result. */
+const resultText = (message: unknown) =>
+  ((message as { content?: { content?: string }[] } | undefined)?.content ?? [])[0]?.content ?? "";
 
 describe("the index of a cut", () => {
   it("lists a name from the middle of a long log, far from the kept head and tail", () => {
@@ -53,6 +59,44 @@ describe("the index of a cut", () => {
     expect(listed(index)).to.deep.equal(["tests/test_io.py"]);
     expect(spanIndex("about", "", 500)).to.equal(undefined);
     expect(spanIndex("src/a/b.ts", "", 0)).to.equal(undefined);
+  });
+
+  it("leaves out the names the conversation showed before the result, and nothing that only a later one shows", () => {
+    const log = (names: string[], seed: number) => {
+      const lines = buildLog(3_000, seed);
+      names.forEach((n, i) => {
+        lines[1_000 + i * 50] = `note: ${n} was touched`;
+      });
+      return lines.join("\n");
+    };
+    const earlier = ["src/shared/early_name.ts", "shared_early_symbol"];
+    const own = ["src/own/late_name.ts", "own_late_symbol"];
+    const call = (id: string) => ({
+      role: "assistant",
+      content: [{ type: "tool_use", id, name: "bash", input: { command: "make" } }],
+    });
+    const result = (id: string, text: string) => ({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: id, content: text }],
+    });
+    const messages = [
+      { role: "user", content: "Build it." },
+      call("a"),
+      result("a", `short output naming ${earlier.join(" ")}`),
+      call("b"),
+      result("b", log([...earlier, ...own], 3)),
+    ];
+    const body = { model: "claude-test", max_tokens: 100, messages };
+    const out = compressRequest("anthropic", body, contextSettings("standard")).body as typeof body;
+    const index = indexOf(resultText(out.messages[4])) as string;
+    expect(index, "the index line").to.be.a("string");
+    expect(listed(index)).to.include.members(own);
+    for (const name of earlier) expect(listed(index)).not.to.include(name);
+    // Without the earlier result, the same output lists them: the test can fail.
+    const alone = { ...body, messages: [messages[0], call("b"), result("b", log([...earlier, ...own], 3))] };
+    const outAlone = compressRequest("anthropic", alone, contextSettings("standard")).body as typeof body;
+    const indexAlone = indexOf(resultText(outAlone.messages[2])) as string;
+    expect(listed(indexAlone)).to.include.members([...earlier, ...own]);
   });
 
   it("reads a long text of lines that seldom repeat (a listing) whole, the names after its first lines included", () => {

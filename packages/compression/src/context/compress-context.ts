@@ -191,7 +191,7 @@ function compressOne(
     next =
       earlier !== undefined
         ? `[terse: same output as tool result ${earlier} above (${text.length} characters)]`
-        : shortenResult(seen.replaceRepeatedRuns(text, limits.minRepeatRun), limits, command);
+        : shortenResult(seen.replaceRepeatedRuns(text, limits.minRepeatRun), limits, command, seen.names);
     if (recall && next !== text) next = nameRecallHandles(text, next, recallHandleOf(hash));
   }
   // What the conversation shows is remembered, handles and all: a later repeat of it

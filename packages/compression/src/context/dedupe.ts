@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { addNamesOf } from "./span-index.ts";
 
 // What the conversation already shows, so that a later tool result can point at it
 // instead of repeating it: whole results (the same command output again, a file read
@@ -94,8 +95,16 @@ export class SeenContent {
     return out.length === 0 ? text : out.join("") + text.slice(copiedTo);
   }
 
-  /** Records the text as the agent now sees it under `ref` (the whole and each line). */
+  /**
+   * Every name the results so far show as the agent sees them (their markers and indexes
+   * included): a later cut's index leaves them out, since the conversation shows them
+   * already (span-index.ts).
+   */
+  readonly names = new Set<string>();
+
+  /** Records the text as the agent now sees it under `ref` (the whole, each line, and its names). */
   remember(hash: string, visible: string, ref: string): void {
+    addNamesOf(visible, this.names);
     if (!this.results.has(hash)) this.results.set(hash, ref);
     for (const line of visible.split("\n")) {
       if (line.trim().length >= MIN_LINE_CHARS && !isMarker(line) && !this.lines.has(line)) this.lines.set(line, ref);

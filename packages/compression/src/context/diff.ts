@@ -6,7 +6,12 @@ import { omitted } from "./truncate.ts";
 // lines stay, the unchanged context lines go (the agent has the files); if that is still
 // long, it is shortened as lines, its headers among what a reader looks for.
 
-export function shortenDiff(text: string, limits: ContextLimits, command?: string): string {
+export function shortenDiff(
+  text: string,
+  limits: ContextLimits,
+  command?: string,
+  shown?: ReadonlySet<string>,
+): string {
   const out: string[] = [];
   let context = 0;
   let inHunk = false;
@@ -22,5 +27,5 @@ export function shortenDiff(text: string, limits: ContextLimits, command?: strin
   }
   if (context > 0) out.push(omitted(`${context} unchanged context lines`));
   const joined = out.join("\n");
-  return joined.length > limits.shortenAbove ? shortenLines(joined, limits, command) : joined;
+  return joined.length > limits.shortenAbove ? shortenLines(joined, limits, command, shown) : joined;
 }

@@ -42,7 +42,12 @@ function fit(lines: ViewLine[], budget: number, backward = false): number {
   return n;
 }
 
-export function shortenFileView(text: string, limits: ContextLimits, command?: string): string {
+export function shortenFileView(
+  text: string,
+  limits: ContextLimits,
+  command?: string,
+  shown?: ReadonlySet<string>,
+): string {
   const { path, firstLine } = viewedFile(command);
   const lines = linesOf(text, firstLine);
   const head = fit(lines, limits.keepHead);
@@ -76,7 +81,7 @@ export function shortenFileView(text: string, limits: ContextLimits, command?: s
   }
   cut();
   out.push(...lines.slice(lines.length - tail).map((l) => l.text));
-  const index = cutIndex(gone, out, limits.keepNames);
+  const index = cutIndex(gone, out, limits.keepNames, shown);
   if (index) out.splice(head, 0, index);
   return out.join("\n");
 }

@@ -21,6 +21,8 @@ const MAIN_STRING_SHARE = 0.5;
 /** One shortening pass: where the index goes (at the first cut, then spent), and the main string's cut, made once. */
 interface Pass {
   main: string | undefined;
+  /** The names the conversation showed before the result: no index lists them again. */
+  shown: ReadonlySet<string> | undefined;
   mainShortened?: string;
   index?: string;
 }
@@ -36,7 +38,7 @@ function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknow
   if (typeof value === "string") {
     if (value.length <= limits.jsonStringChars) return value;
     let cut: string;
-    if (value === pass.main) cut = pass.mainShortened ??= shortenLines(value, limits);
+    if (value === pass.main) cut = pass.mainShortened ??= shortenLines(value, limits, undefined, pass.shown);
     else cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
     const index = spendIndex(pass);
     return index ? `${cut}\n${index}` : cut;
@@ -67,7 +69,12 @@ function indentOf(text: string): string {
  * or null when the text is not one JSON value. Still longer than the level shortens to,
  * it is cut as lines, and the index follows as its last line.
  */
-export function shortenJson(text: string, limits: ContextLimits, command?: string): string | null {
+export function shortenJson(
+  text: string,
+  limits: ContextLimits,
+  command?: string,
+  shown?: ReadonlySet<string>,
+): string | null {
   const trimmed = text.trim();
   const first = trimmed[0];
   if ((first !== "{" && first !== "[") || trimmed.length > MAX_PARSE_CHARS) return null;
@@ -80,6 +87,7 @@ export function shortenJson(text: string, limits: ContextLimits, command?: strin
   const longest = longestString(value);
   const pass: Pass = {
     main: longest !== undefined && longest.length > trimmed.length * MAIN_STRING_SHARE ? longest : undefined,
+    shown,
   };
   const shortened = (index?: string) =>
     JSON.stringify(shortenValue(value, limits, Object.assign(pass, { index })), null, indentOf(trimmed));
@@ -88,9 +96,9 @@ export function shortenJson(text: string, limits: ContextLimits, command?: strin
   // and that index is no part of what the level shortens (cut as lines, the JSON would
   // not be JSON any more).
   const mainIndex = indexChars(pass.mainShortened);
-  const out = plain.length - mainIndex > limits.shortenAbove ? shortenLines(plain, limits, command) : plain;
+  const out = plain.length - mainIndex > limits.shortenAbove ? shortenLines(plain, limits, command, shown) : plain;
   const budget = indexBudget(limits.keepNames, trimmed.length - out.length) - mainIndex;
-  const index = spanIndex(stringsOf(value), unescaped(out), budget);
+  const index = spanIndex(stringsOf(value), unescaped(out), budget, shown);
   if (!index) return out;
   return out === plain ? shortened(index) : `${out}\n${index}`;
 }

@@ -13,7 +13,12 @@ const LS_LONG = /^[dlcbps-][rwxsStT-]{9}[.@+]?\s+(?:\S+\s+){7}(.+)$/;
 /** Characters of a grep hit's text kept at first, and when the budget is short. */
 const HIT_TEXT = 160;
 
-export function shortenListing(text: string, limits: ContextLimits, command?: string): string {
+export function shortenListing(
+  text: string,
+  limits: ContextLimits,
+  command?: string,
+  shown?: ReadonlySet<string>,
+): string {
   const budget = limits.keepHead + limits.keepTail + limits.keepSignals;
   const seen = new Set<string>();
   const lines: string[] = [];
@@ -42,7 +47,7 @@ export function shortenListing(text: string, limits: ContextLimits, command?: st
     const again = repeatable(command);
     notes.push(omitted(`the text of the hits${again ? `; \`${again}\` shows it` : ""}`));
   }
-  const index = cutIndex(gone, out, limits.keepNames);
+  const index = cutIndex(gone, out, limits.keepNames, shown);
   return [...out, ...notes, ...(index ? [index] : [])].join("\n");
 }
 

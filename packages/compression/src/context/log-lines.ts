@@ -62,7 +62,12 @@ function* signalLines(text: string, from: number, to: number): Generator<Line> {
  * A long line-oriented text within the level's budget: head, tail, and the middle's
  * signal lines, each stretch that went replaced by one marker line counting its lines.
  */
-export function shortenLines(text: string, limits: ContextLimits, command?: string): string {
+export function shortenLines(
+  text: string,
+  limits: ContextLimits,
+  command?: string,
+  shown?: ReadonlySet<string>,
+): string {
   const whole = limits.keepHead + limits.keepTail + limits.keepSignals;
   // The collapsed text, read from the start until it is certainly longer than the budget.
   const forward = skim(text, 0, text.length, whole + 1);
@@ -74,6 +79,7 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
       runs.map((e) => text.slice(e.start, e.end)),
       collapsed,
       limits.keepNames,
+      shown,
     );
     if (index && runs[0]) collapsed.splice(forward.entries.indexOf(runs[0]) + 1, 0, index);
     sayHowToSeeAgain(collapsed, command);
@@ -122,7 +128,7 @@ export function shortenLines(text: string, limits: ContextLimits, command?: stri
   gap(at, midEnd);
   for (const e of tail) keepEntry(e, lineCap);
   // The names of what went, beside the first cut.
-  const index = cutIndex(gone, out, limits.keepNames);
+  const index = cutIndex(gone, out, limits.keepNames, shown);
   if (index && firstMarker >= 0) out.splice(firstMarker + 1, 0, index);
   sayHowToSeeAgain(out, command);
   return out.join("\n");

@@ -109,12 +109,22 @@ function isCommon(name: string): boolean {
  * comes right after the kept head is most often the rest of what the command was run
  * for), plain words after every name; undefined when there is none or no budget.
  */
-export function spanIndex(omittedText: string, keptText: string, budget: number): string | undefined {
-  return budget > 0 ? listNames(namesIn(omittedText), namesIn(keptText), budget) : undefined;
+export function spanIndex(
+  omittedText: string,
+  keptText: string,
+  budget: number,
+  shown: ReadonlySet<string> = NO_NAMES,
+): string | undefined {
+  return budget > 0 ? listNames(namesIn(omittedText), namesIn(keptText), budget, shown) : undefined;
 }
 
 /** The index of a cut of whole lines: `gone` the stretches that went, `kept` the lines shown, `base` the level's keepNames. */
-export function cutIndex(gone: readonly string[], kept: readonly string[], base: number): string | undefined {
+export function cutIndex(
+  gone: readonly string[],
+  kept: readonly string[],
+  base: number,
+  shown: ReadonlySet<string> = NO_NAMES,
+): string | undefined {
   let omittedChars = 0;
   for (const text of gone) omittedChars += text.length;
   const budget = indexBudget(base, omittedChars);
@@ -122,15 +132,23 @@ export function cutIndex(gone: readonly string[], kept: readonly string[], base:
   // Each stretch read in place: joining a megabyte of them first cost as much as a tenth of the reading.
   const omitted = new Set<string>();
   for (const text of gone) namesIn(text, omitted);
-  const shown = new Set<string>();
-  for (const line of kept) addNames(line, shown);
-  return listNames(omitted, shown, budget);
+  const keptNames = new Set<string>();
+  for (const line of kept) addNames(line, keptNames);
+  return listNames(omitted, keptNames, budget, shown);
 }
 
-/** The index line: the names of `omitted` that `kept` does not show, by rank, within `budget` characters. */
-function listNames(omitted: Set<string>, kept: Set<string>, budget: number): string | undefined {
+/**
+ * The index line: the names of `omitted` that neither `kept` nor the conversation before
+ * the result (`shown`) shows, by rank, within `budget` characters.
+ */
+function listNames(
+  omitted: Set<string>,
+  kept: Set<string>,
+  budget: number,
+  shown: ReadonlySet<string>,
+): string | undefined {
   const byRank: string[][] = [[], [], [], [], []];
-  for (const name of omitted) if (!kept.has(name)) byRank[rank(name)]?.push(name);
+  for (const name of omitted) if (!kept.has(name) && !shown.has(name)) byRank[rank(name)]?.push(name);
   const listed: string[] = [];
   let used = 0;
   for (const names of byRank) {
@@ -142,6 +160,13 @@ function listNames(omitted: Set<string>, kept: Set<string>, budget: number): str
   }
   // Spaces between, not commas: the tokenizer takes " name" as one token where ", name" is two (a fifth fewer tokens).
   return listed.length > 0 ? `${INDEX_NOTE}${listed.join(" ")}]` : undefined;
+}
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/** The names of `text`, added to `into` (what the conversation shows, for later indexes to leave out). */
+export function addNamesOf(text: string, into: Set<string>): void {
+  namesIn(text, into);
 }
 
 /** How an index line starts (recall-handles.ts tells it from a cut marker by it). */
