@@ -27,7 +27,7 @@ export function cpuSeconds(pids: number[]): number {
  * run's backlog (a queue drained late, a collection) would otherwise spend the next
  * target's run on its cores. A benchmark's pause, not a test's synchronisation.
  */
-export function settle(pids: number[], share = 0.05, windowMs = 200, deadlineMs = 10_000): number {
+export function settle(pids: number[], share = 0.1, windowMs = 200, deadlineMs = 10_000): number {
   const started = performance.now();
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {

@@ -395,7 +395,7 @@ http { access_log off;
   // Every run starts on a quiet machine: no target still at work on the run before it.
   const everyPid = [...new Set(targets.flatMap((t) => t.pids))];
   const quietly = <T>(name: string, measure: () => T): T => {
-    const waited = settle(everyPid, 0.1);
+    const waited = settle(everyPid);
     if (waited > 1000) console.log(`(${name}: the targets were busy ${Math.round(waited)} ms after the run before)`);
     return measure();
   };
@@ -447,11 +447,12 @@ http { access_log off;
   // A figure wrk did not print (or printed in a form not parsed) is left out; rounds give their median.
   const avg = (k: string, f: (r: Run) => number) => median((results.get(k) ?? []).map(f));
   /** A ratio to another target, round by round (the rounds are interleaved), then the median. */
-  const ratio = (k: string, of: string, f: (r: Run) => number) => {
-    const a = results.get(k) ?? [];
+  /** Round by round, `k`'s figure over `of`'s in the same round. */
+  const ratios = (k: string, of: string, f: (r: Run) => number) => {
     const b = results.get(of) ?? [];
-    return median(a.map((r, i) => (b[i] ? f(r) / f(b[i] as Run) : Number.NaN)));
+    return (results.get(k) ?? []).map((r, i) => (b[i] ? f(r) / f(b[i] as Run) : Number.NaN));
   };
+  const ratio = (k: string, of: string, f: (r: Run) => number) => median(ratios(k, of, f));
   const rows = [
     "| target | connections | requests/s | x lean floor | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | CPU x lean floor | CPU x bare http-proxy | non-2xx |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -509,11 +510,10 @@ http { access_log off;
   const ttBare = addedTtfb("bare http-proxy");
   const met = (ok: boolean) => (ok ? "yes" : "no");
   // The median hides how far apart the rounds were: each round's ratio, in order.
-  const byRound = (name: string, f: (r: Run) => number) => {
-    const a = results.get(`${name}@32`) ?? [];
-    const b = results.get("lean floor@32") ?? [];
-    return a.map((r, i) => (b[i] ? (f(r) / f(b[i] as Run)).toFixed(2) : "-")).join(", ");
-  };
+  const byRound = (name: string, f: (r: Run) => number) =>
+    ratios(`${name}@32`, "lean floor@32", f)
+      .map((x) => (Number.isFinite(x) ? x.toFixed(2) : "-"))
+      .join(", ");
   rows.push(
     "",
     ...["terse (instruction only)", "terse (all compression on)"]

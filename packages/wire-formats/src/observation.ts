@@ -217,7 +217,6 @@ export interface TextAction {
 const FENCE = /```[\w.+-]*[ \t]*\n([\s\S]*?)\n?```/g;
 const COMMAND_TAG = /<(command|mswea_bash_command)>([\s\S]*?)<\/\1>/g;
 const FUNCTION_CALL = /<function=([^>\n]+)>\n([\s\S]*?)<\/function>/g;
-const COMMAND_PARAMETER = /<parameter=command>([\s\S]*?)<\/parameter>/;
 const PARAMETER = /<parameter=([\w-]+)>([\s\S]*?)<\/parameter>/g;
 
 /**
@@ -228,15 +227,15 @@ const PARAMETER = /<parameter=([\w-]+)>([\s\S]*?)<\/parameter>/g;
  * native call's is); the last to end is the action the next user message answers.
  */
 export function actionOf(text: string): TextAction | undefined {
-  const found: { end: number; body: string; tool?: string; call?: string }[] = [];
+  const found: { end: number; body: string; tool?: string; args?: Record<string, string> }[] = [];
   for (const m of text.matchAll(FENCE)) found.push({ end: m.index + m[0].length, body: m[1] ?? "" });
   if (text.includes("</command>") || text.includes("</mswea_bash_command>"))
     for (const m of text.matchAll(COMMAND_TAG)) found.push({ end: m.index + m[0].length, body: m[2] ?? "" });
   if (text.includes("</function>"))
     for (const m of text.matchAll(FUNCTION_CALL)) {
       const call = m[2] ?? "";
-      const body = COMMAND_PARAMETER.exec(call)?.[1] ?? call;
-      found.push({ end: m.index + m[0].length, body, tool: m[1], call });
+      const args = parametersOf(call);
+      found.push({ end: m.index + m[0].length, body: args.command ?? call, tool: m[1], args });
     }
   if (found.length === 0) return undefined;
   found.sort((a, b) => a.end - b.end);
@@ -244,7 +243,7 @@ export function actionOf(text: string): TextAction | undefined {
   const command = last.body.trim();
   // A call without a command (OpenHands' `think`, `finish`) is still an action of its tool.
   if (command === "" && last.tool === undefined) return undefined;
-  const shell = last.call === undefined ? command : commandOf(parametersOf(last.call))?.trim();
+  const shell = last.args === undefined ? command : commandOf(last.args);
   return {
     command,
     blocks: found.map((f) => f.body),
@@ -253,9 +252,9 @@ export function actionOf(text: string): TextAction | undefined {
   };
 }
 
-/** A `<function=tool>` call's parameters, as the tool call's arguments would be. */
+/** A `<function=tool>` call's parameters, trimmed, as the tool call's arguments would be (a repeated one: its first). */
 function parametersOf(call: string): Record<string, string> {
   const args: Record<string, string> = {};
-  for (const m of call.matchAll(PARAMETER)) args[m[1] as string] = (m[2] as string).trim();
+  for (const m of call.matchAll(PARAMETER)) args[m[1] as string] ??= (m[2] as string).trim();
   return args;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { addNamesOf } from "./span-index.ts";
+import { namesIn } from "./span-index.ts";
 
 // What the conversation already shows, so that a later tool result can point at it
 // instead of repeating it: whole results (the same command output again, a file read
@@ -104,7 +104,7 @@ export class SeenContent {
 
   /** Records the text as the agent now sees it under `ref` (the whole, each line, and its names). */
   remember(hash: string, visible: string, ref: string): void {
-    addNamesOf(visible, this.names);
+    namesIn(visible, this.names);
     if (!this.results.has(hash)) this.results.set(hash, ref);
     for (const line of visible.split("\n")) {
       if (line.trim().length >= MIN_LINE_CHARS && !isMarker(line) && !this.lines.has(line)) this.lines.set(line, ref);

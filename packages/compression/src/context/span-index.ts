@@ -70,7 +70,7 @@ const MIN_REPEATED_SHARE = 0.25;
  * name never spans a newline, so the names are those of the whole text, found ~2x
  * faster on a log). A text whose first lines seldom repeat is read whole from there.
  */
-function namesIn(text: string, into = new Set<string>()): Set<string> {
+export function namesIn(text: string, into = new Set<string>()): Set<string> {
   if (text.length < DEDUPE_LINES_FROM) return addNames(text, into);
   const lines = new Set<string>();
   let read = 0;
@@ -163,11 +163,6 @@ function listNames(
 }
 
 const NO_NAMES: ReadonlySet<string> = new Set();
-
-/** The names of `text`, added to `into` (what the conversation shows, for later indexes to leave out). */
-export function addNamesOf(text: string, into: Set<string>): void {
-  namesIn(text, into);
-}
 
 /** How an index line starts (recall-handles.ts tells it from a cut marker by it). */
 export const INDEX_NOTE = "[terse: the omitted part mentions: ";
