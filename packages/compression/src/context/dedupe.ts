@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { namesIn } from "./span-index.ts";
+import { namesIn } from "./names.ts";
 
 // What the conversation already shows, so that a later tool result can point at it
 // instead of repeating it: whole results (the same command output again, a file read

@@ -104,12 +104,12 @@ export function shortenJson(
 }
 
 /**
- * The keys, strings and numbers of a JSON value, one per line: what the index reads. Read
- * from the parsed value, not the JSON text, a name that starts a line of a string is
- * itself (`\nsrc/app.py` in the text is `src/app.py`, not `nsrc/app.py`), and a long
- * string's lines are lines, which the index reads once each however often they repeat.
+ * The keys, strings and numbers of a JSON value: what the index reads. Read from the
+ * parsed value, not the JSON text, a name that starts a line of a string is itself
+ * (`\nsrc/app.py` in the text is `src/app.py`, not `nsrc/app.py`), and a long string's
+ * lines are lines, which the index reads once each however often they repeat.
  */
-function stringsOf(value: unknown): string {
+function stringsOf(value: unknown): string[] {
   const into: string[] = [];
   const walk = (v: unknown): void => {
     if (typeof v === "string") into.push(v);
@@ -122,7 +122,7 @@ function stringsOf(value: unknown): string {
       }
   };
   walk(value);
-  return into.join("\n");
+  return into;
 }
 
 /** The characters of the index line in `text`, if it has one. */

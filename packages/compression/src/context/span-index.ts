@@ -6,29 +6,14 @@
 // are a small fraction of its text (a 1 MB build log names a few thousand things, 10-50 KB
 // of index against the ~1 MB it stands for).
 
-/**
- * A name: a word that starts with a letter or `_`, with its joined parts (`src/cache/lru.ts`,
- * `django.db.router`, `tests/test_io.py:12`, `verify-version-bump`, `FooService.handle`);
- * a hex hash; a number of 3+ digits. One plain pattern, so one pass over a megabyte of log
- * stays within a few milliseconds.
- */
-const NAME = /[A-Za-z_]\w*(?:[./:@+-]\w+)*|\b[0-9a-f]{7,40}\b|\b\d{3,}\b/g;
+import { addNames, namesIn, namesOfAll } from "./names.ts";
 
 /**
  * Plain words are listed last, after every name: an agent also goes back to the words of
  * what it read (a setting, a log's subject, a term it then greps for), but a function
- * word says nothing. Common English function words of five letters and more are left out.
+ * word says nothing (names.ts leaves the common ones out).
  */
 const PLAIN_WORD = /^[A-Za-z][a-z]+$/;
-const COMMON = new Set(
-  `about above after again against along already although always among another around because
-  before being below between both could doing during either every first found having however
-  itself later least maybe might never other others their there these thing things think those
-  though through under until using which while would where should still since shall cannot
-  whose whether without within`.split(/\s+/),
-);
-/** Names this short say too little to be worth their separator. */
-const MIN_NAME = 4;
 /**
  * The index grows with what was cut, a fifth of it: a 20 KB file or log cut to 3 KB lists
  * up to ~3.5 KB more of its names than the base, and a 320 KB log up to 64 KB (the most):
@@ -54,68 +39,22 @@ function rank(name: string): number {
   return name.includes("/") || name.includes(".") ? 0 : 1;
 }
 
-/** From this length a text's lines are read once each: below it, the bookkeeping costs more than it saves. */
-const DEDUPE_LINES_FROM = 32_000;
 /**
- * Lines read before deciding whether reading each line once pays: a listing or a file
- * repeats few of its lines, and for those the bookkeeping is all cost (the rest of the
- * text is then read whole).
- */
-const PROBE_LINES = 256;
-const MIN_REPEATED_SHARE = 0.25;
-
-/**
- * The names of the text, in order of first appearance. In a long text a line seen
- * before is skipped: it names nothing new, and a long log repeats most of its lines (a
- * name never spans a newline, so the names are those of the whole text, found ~2x
- * faster on a log). A text whose first lines seldom repeat is read whole from there.
- */
-export function namesIn(text: string, into = new Set<string>()): Set<string> {
-  if (text.length < DEDUPE_LINES_FROM) return addNames(text, into);
-  const lines = new Set<string>();
-  let read = 0;
-  for (let at = 0; at <= text.length; ) {
-    if (read === PROBE_LINES && read - lines.size < read * MIN_REPEATED_SHARE) return addNames(text.slice(at), into);
-    const nl = text.indexOf("\n", at);
-    const end = nl < 0 ? text.length : nl;
-    const line = text.slice(at, end);
-    at = end + 1;
-    if (line.length < MIN_NAME) continue;
-    read++;
-    if (lines.has(line)) continue;
-    lines.add(line);
-    addNames(line, into);
-  }
-  return into;
-}
-
-function addNames(text: string, into: Set<string>): Set<string> {
-  // `match` with a global pattern returns the matched strings in one call, without a match object each.
-  for (const name of text.match(NAME) ?? [])
-    if (name.length >= MIN_NAME && !into.has(name) && !isCommon(name)) into.add(name);
-  return into;
-}
-
-/** The longest word of COMMON: a longer name is none of them, and needs no lower-cased copy to tell. */
-const LONGEST_COMMON = Math.max(...[...COMMON].map((w) => w.length));
-
-function isCommon(name: string): boolean {
-  return name.length <= LONGEST_COMMON && COMMON.has(name.toLowerCase());
-}
-
-/**
- * One note line listing the names of `omittedText` that `keptText` does not show, up to
- * `budget` characters (indexBudget), in order of first appearance within each kind (what
- * comes right after the kept head is most often the rest of what the command was run
- * for), plain words after every name; undefined when there is none or no budget.
+ * One note line listing the names of `omitted` (a text, or texts read as if joined by
+ * line breaks) that `keptText` does not show, up to `budget` characters (indexBudget), in
+ * order of first appearance within each kind (what comes right after the kept head is most
+ * often the rest of what the command was run for), plain words after every name;
+ * undefined when there is none or no budget.
  */
 export function spanIndex(
-  omittedText: string,
+  omitted: string | readonly string[],
   keptText: string,
   budget: number,
   shown: ReadonlySet<string> = NO_NAMES,
 ): string | undefined {
-  return budget > 0 ? listNames(namesIn(omittedText), namesIn(keptText), budget, shown) : undefined;
+  if (budget <= 0) return undefined;
+  const names = typeof omitted === "string" ? namesIn(omitted) : namesOfAll(omitted);
+  return listNames(names, namesIn(keptText), budget, shown);
 }
 
 /** The index of a cut of whole lines: `gone` the stretches that went, `kept` the lines shown, `base` the level's keepNames. */
