@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { lineKey } from "./line-key.ts";
 import { namesIn } from "./names.ts";
 
 // What the conversation already shows, so that a later tool result can point at it
@@ -67,6 +68,8 @@ function lineEnd(text: string, start: number): number {
 export class SeenContent {
   private readonly results = new Map<string, string>();
   private readonly lines = new Map<string, string>();
+  /** The lineKey of every line in `lines`: most lines of a new result are none of them, and are told so without a copy. */
+  private readonly lineKeys = new Set<number>();
 
   /** The reference of an earlier result with exactly this text, if any. */
   earlierCopy(hash: string): string | undefined {
@@ -107,7 +110,9 @@ export class SeenContent {
     namesIn(visible, this.names);
     if (!this.results.has(hash)) this.results.set(hash, ref);
     for (const line of visible.split("\n")) {
-      if (line.trim().length >= MIN_LINE_CHARS && !isMarker(line) && !this.lines.has(line)) this.lines.set(line, ref);
+      if (line.trim().length < MIN_LINE_CHARS || isMarker(line) || this.lines.has(line)) continue;
+      this.lines.set(line, ref);
+      this.lineKeys.add(lineKey(line, 0, line.length));
     }
   }
 
@@ -119,7 +124,8 @@ export class SeenContent {
    */
   private runAt(text: string, start: number): { end: number; lines: number; chars: number; ref: string } | undefined {
     const firstEnd = lineEnd(text, start);
-    const ref = firstEnd - start >= MIN_LINE_CHARS ? this.lines.get(text.slice(start, firstEnd)) : undefined;
+    if (firstEnd - start < MIN_LINE_CHARS || !this.lineKeys.has(lineKey(text, start, firstEnd))) return undefined;
+    const ref = this.lines.get(text.slice(start, firstEnd));
     if (ref === undefined) return undefined;
     let end = start;
     let known = 0;

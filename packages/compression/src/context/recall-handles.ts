@@ -1,3 +1,4 @@
+import { lineKey } from "./line-key.ts";
 import { INDEX_NOTE } from "./span-index.ts";
 
 // Recall handles in cut markers (issue 18). Every cut of a tool result names the handle
@@ -108,27 +109,21 @@ function occurrencesOf(
   kept: readonly string[],
 ): { where: Map<string, Occurrence[]>; lineCount: number } {
   const where = new Map<string, Occurrence[]>();
-  const shapes = new Set<number>();
+  const keys = new Set<number>();
   for (const line of kept) {
     if (line.startsWith(MARKER) || where.has(line)) continue;
     where.set(line, []);
-    shapes.add(shapeOf(line, 0, line.length));
+    keys.add(lineKey(line, 0, line.length));
   }
   let line = 0;
   for (let at = 0; ; line++) {
     const nl = original.indexOf("\n", at);
     const end = nl < 0 ? original.length : nl;
-    if (shapes.has(shapeOf(original, at, end))) where.get(original.slice(at, end))?.push({ line, at });
+    if (keys.has(lineKey(original, at, end))) where.get(original.slice(at, end))?.push({ line, at });
     if (nl < 0) break;
     at = nl + 1;
   }
   return { where, lineCount: line + 1 };
-}
-
-/** A line's length and first and last characters as one number (a Map key without a string made). */
-function shapeOf(text: string, start: number, end: number): number {
-  if (end === start) return 0;
-  return ((end - start) * 65_536 + text.charCodeAt(start)) * 65_536 + text.charCodeAt(end - 1);
 }
 
 /** The first occurrence at or after line `from` that `fits`, among the next few; else the first at or after `from`. */

@@ -68,9 +68,9 @@ export function cutIndex(
   for (const text of gone) omittedChars += text.length;
   const budget = indexBudget(base, omittedChars);
   if (budget <= 0) return undefined;
-  // Each stretch read in place: joining a megabyte of them first cost as much as a tenth of the reading.
-  const omitted = new Set<string>();
-  for (const text of gone) namesIn(text, omitted);
+  // The stretches read as one text (a line seen in one is skipped in the next), without joining
+  // them: joining a megabyte of them first cost as much as a tenth of the reading.
+  const omitted = namesOfAll(gone);
   const keptNames = new Set<string>();
   for (const line of kept) addNames(line, keptNames);
   return listNames(omitted, keptNames, budget, shown);
