@@ -191,6 +191,38 @@ describe("output kinds", () => {
     expect(out).not.to.match(/lines \d+-\d+ omitted/);
   });
 
+  it("Gemini CLI's read_file of a part of a file: its cut names the file's lines, from the notice that says which", () => {
+    const file = source(3_000, seededRandom(13));
+    const part = file.slice(2_000, 2_700);
+    // As Gemini CLI 0.61 words a part (read_file with start_line / end_line, or a file over its 2,000 lines).
+    const text = [
+      "",
+      "IMPORTANT: The file content has been truncated.",
+      "Status: Showing lines 2001-2700 of 3000 total lines.",
+      "Action: To read more of the file, you can use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use start_line: 2701.",
+      "",
+      "--- FILE CONTENT (truncated) ---",
+      ...part,
+    ].join("\n");
+    for (const input of [
+      { file_path: "/repo/app/handlers.py", start_line: 2001, end_line: 2700 },
+      { absolute_path: "/repo/app/handlers.py", offset: 2000, limit: 700 },
+    ]) {
+      const out = compressOne(input, text);
+      expect(out.length, JSON.stringify(input)).to.be.below(text.length / 3);
+      const cut = /\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p \/repo\/app\/handlers\.py\]/.exec(out);
+      expect(cut, JSON.stringify(input)).to.not.equal(null);
+      // The range is the file's: the lines it names are the ones the view left out, not those beside them.
+      const [from, to] = [Number(cut?.[1]), Number(cut?.[2])];
+      expect(from).to.be.within(2002, 2700);
+      const kept = out.slice(0, cut?.index).split("\n");
+      const before = kept.filter((l) => l !== "" && !l.startsWith("[terse: ")).at(-1);
+      expect(before, "the line kept before the cut").to.equal(file[from - 2]);
+      expect(out).not.to.include(file[from - 1] as string);
+      expect(out).not.to.include(file[to - 1] as string);
+    }
+  });
+
   it("a diff keeps its file names, hunk headers and changed lines", () => {
     const files = Array.from({ length: 12 }, (_, f) => {
       const context = Array.from({ length: 40 }, (_, i) => ` unchanged_line_${f}_${i} = compute(${i})`);

@@ -39,8 +39,12 @@ export function commandOf(input: unknown): string | undefined {
  */
 const EDITOR_VERBS = new Set(["view", "create", "str_replace", "insert", "undo_edit"]);
 
-/** The arguments a file-reading tool may take beside the file: only these, so a search (`path` and `pattern`) or a write (`content`) is none. */
-const READ_ARGUMENTS = new Set(["file_path", "absolute_path", "offset", "limit", "pages"]);
+/**
+ * The arguments a file-reading tool may take beside the file (a range: Claude Code's and
+ * older Gemini CLIs' `offset` / `limit`, Gemini CLI 0.61's `start_line` / `end_line`): only
+ * these, so a search (`path` and `pattern`) or a write (`content`) is none.
+ */
+const READ_ARGUMENTS = new Set(["file_path", "absolute_path", "offset", "limit", "start_line", "end_line", "pages"]);
 const VIEW_ARGUMENTS = new Set(["command", "path", "view_range"]);
 
 /**

@@ -24,11 +24,36 @@ interface ViewLine {
 }
 
 function linesOf(text: string, firstLine: number | undefined): ViewLine[] {
-  return text.split("\n").map((line, i) => {
+  const lines = text.split("\n");
+  const part = firstLine === undefined ? partShown(lines) : undefined;
+  return lines.map((line, i) => {
     const own = NUMBER.exec(line);
-    return { text: line, n: own ? Number(own[1]) : firstLine === undefined ? undefined : firstLine + i };
+    if (own) return { text: line, n: Number(own[1]) };
+    if (part) return { text: line, n: i > part.at ? part.first + i - part.at - 1 : undefined };
+    return { text: line, n: firstLine === undefined ? undefined : firstLine + i };
   });
 }
+
+/**
+ * Gemini CLI's read_file shows a file's lines unnumbered, and a part of a file after a
+ * notice that says which lines it is (`Status: Showing lines 2001-4000 of 5000 total
+ * lines.`) and a line after which they follow (`--- FILE CONTENT (truncated) ---`): that
+ * line's index and the file line of the one after it. An unnumbered view without such a
+ * notice gets no numbers: another tool may put a notice of its own before the lines.
+ */
+function partShown(lines: readonly string[]): { at: number; first: number } | undefined {
+  const at = lines.slice(0, PART_NOTICE_LINES).indexOf(PART_FOLLOWS);
+  if (at < 0) return undefined;
+  for (const line of lines.slice(0, at)) {
+    const status = PART_STATUS.exec(line);
+    if (status) return { at, first: Number(status[1]) };
+  }
+  return undefined;
+}
+const PART_FOLLOWS = "--- FILE CONTENT (truncated) ---";
+const PART_STATUS = /^Status: Showing lines (\d+)-\d+ of \d+ total lines\.$/;
+/** The notice is a few lines: a file's own line that looks like its end, further down, is no notice. */
+const PART_NOTICE_LINES = 8;
 
 /** The first lines of `lines` (from the end when `backward`) that fit `budget` characters. */
 function fit(lines: ViewLine[], budget: number, backward = false): number {
