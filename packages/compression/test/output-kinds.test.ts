@@ -191,6 +191,33 @@ describe("output kinds", () => {
     expect(out).not.to.match(/lines \d+-\d+ omitted/);
   });
 
+  it("Codex CLI's report before an output stays, and the output is shortened as itself", () => {
+    const report =
+      "Chunk ID: a848c9\nWall time: 0.0100 seconds\nProcess exited with code 0\nOriginal token count: 9000\nOutput:\n";
+    // A view of lines 101-800: the cut's range is the file's, not shifted by the report's lines.
+    const file = source(900, seededRandom(14));
+    const text = report + file.slice(100, 800).join("\n");
+    const out = compressOne({ cmd: "sed -n 101,800p src/app/handlers.py" }, text);
+    expect(out.length).to.be.below(text.length / 3);
+    expect(out.startsWith(report)).to.equal(true);
+    const cut = /\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p src\/app\/handlers\.py\]/.exec(out);
+    expect(cut, out.slice(0, 2_000)).to.not.equal(null);
+    const from = Number(cut?.[1]);
+    const kept = out.slice(0, cut?.index).split("\n");
+    expect(kept.filter((l) => l !== "" && !l.startsWith("[terse: ")).at(-1)).to.equal(file[from - 2]);
+    // A JSON answer after the report is shortened as JSON, and stays JSON.
+    const items = Array.from({ length: 400 }, (_, i) => ({ number: i, title: `issue title ${i}`, state: "open" }));
+    const json = JSON.stringify({ total: 400, items }, null, 2);
+    const answer = compressOne({ cmd: "gh api repos/o/r/issues" }, report + json);
+    expect(answer.startsWith(report)).to.equal(true);
+    expect(answer.length).to.be.below((report + json).length / 3);
+    const parsed = JSON.parse(answer.slice(report.length)) as { total: number; items: unknown[] };
+    expect(parsed.total).to.equal(400);
+    expect(parsed.items.some((i) => typeof i === "string" && /^\[terse: \d+ more items omitted/.test(i))).to.equal(
+      true,
+    );
+  });
+
   it("Gemini CLI's read_file of a part of a file: its cut names the file's lines, from the notice that says which", () => {
     const file = source(3_000, seededRandom(13));
     const part = file.slice(2_000, 2_700);

@@ -1,18 +1,19 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Operation, WireFormat, WireFormatAdapter } from "./adapter.ts";
-import type { PairingCheck } from "./request-view.ts";
 import { anthropicMessages } from "./anthropic-messages/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { openaiChat } from "./openai-chat/index.ts";
 import { openaiResponses } from "./openai-responses/index.ts";
+import type { PairingCheck } from "./request-view.ts";
 
 export * from "./adapter.ts";
 export { isRecord } from "./json.ts";
 export { splitObservation } from "./observation.ts";
+export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";
 export * from "./recall.ts";
 export type { PairingCheck, RequestFormat, ResultTransform, ToolResultMapper } from "./request-view.ts";
-export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";
 export { SseSplitter } from "./sse.ts";
+export { splitToolOutput } from "./tool-output.ts";
 
 /** Every wire format terse serves: a new one is a new adapter and one line here. */
 export const ADAPTERS: Readonly<Record<WireFormat, WireFormatAdapter>> = {
