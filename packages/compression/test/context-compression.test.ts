@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { CONTEXT_LEVELS, compressRequest, countInputTokens } from "../src/index.ts";
+import { CONTEXT_LEVELS, compressRequest, countInputTokens, forgetRemembered } from "../src/index.ts";
 import { contextSettings } from "./settings.ts";
 
 /** A log of `lines` numbered lines, ~60 characters each, all of one shape. */
@@ -107,6 +107,25 @@ describe("context compression", () => {
     expect(resultText(out.body, 2)).to.equal(
       `[terse: same output as tool result toolu_0 above (${file.length} characters)]`,
     );
+  });
+
+  it("finds a repeated output by the output alone, past the report a tool puts before it", () => {
+    // Codex CLI reports each run with a new chunk id: two runs of one command are never the same text.
+    const report = (id: string) => `Chunk ID: ${id}\nWall time: 0.0100 seconds\nProcess exited with code 0\nOutput:\n`;
+    const file = fileView(1, 60);
+    const [first, again] = [report("a848c9") + file, report("0f31aa") + file];
+    const settings = contextSettings("standard");
+    const out = compressRequest("anthropic", anthropicSession([first, "short", again]), settings);
+    expect(resultText(out.body, 0)).to.equal(first);
+    expect(resultText(out.body, 2)).to.equal(
+      `${report("0f31aa")}[terse: same output as tool result toolu_0 above (${file.length} characters)]`,
+    );
+    // The same where what the conversation shows is rebuilt from an earlier request's results
+    // (one that went on differently after the first), not carried over from the last.
+    forgetRemembered();
+    compressRequest("anthropic", anthropicSession([first, "other"]), settings);
+    const rebuilt = compressRequest("anthropic", anthropicSession([first, "short", again]), settings);
+    expect(resultText(rebuilt.body, 2)).to.equal(resultText(out.body, 2));
   });
 
   it("keeps only what changed when a file is viewed again after an edit", () => {

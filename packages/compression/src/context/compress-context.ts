@@ -1,4 +1,4 @@
-import type { ToolResultMapper } from "@terse/wire-formats";
+import { splitToolOutput, type ToolResultMapper } from "@terse/wire-formats";
 import { Lru } from "../lru.ts";
 import { countContentTokens } from "../tokens.ts";
 import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
@@ -143,17 +143,25 @@ class ResultCompression {
     }
     this.onTrail = false;
     const hash = digest(text);
+    const outputHash = outputDigest(text, hash);
     // The command is part of the key: a cut's marker repeats it.
     const key = digest(`${this.chain}\n${hash}\n${ref}\n${command ?? ""}`);
     let visible = outputs.get(key);
     if (visible === undefined) {
-      visible = compressOne(text, hash, ref, this.state(), this.limits, command, this.recall);
+      visible = compressOne(text, hash, outputHash, ref, this.state(), this.limits, command, this.recall);
       outputs.set(key, visible === text ? null : visible);
     } else {
       visible ??= text;
-      this.seen?.remember(hash, visible, ref);
+      this.seen?.remember(outputHash, visible, ref);
     }
-    trail.steps.push({ hash, ref, visible, key, handle: visible === text ? undefined : recallHandleOf(hash) });
+    trail.steps.push({
+      hash,
+      outputHash,
+      ref,
+      visible,
+      key,
+      handle: visible === text ? undefined : recallHandleOf(hash),
+    });
     this.chain = key;
     return visible;
   }
@@ -169,16 +177,26 @@ class ResultCompression {
     this.seen = states.take(this.chain);
     if (!this.seen) {
       this.seen = new SeenContent();
-      for (const s of this.trail.steps) this.seen.remember(s.hash, s.visible, s.ref);
+      for (const s of this.trail.steps) this.seen.remember(s.outputHash, s.visible, s.ref);
     }
     return this.seen;
   }
 }
 
-/** One result compressed against what the conversation already shows, and recorded there. */
+/**
+ * What a later result repeats a result by: the digest of its output. A tool's report of
+ * the run before the output (Codex CLI's, with a new chunk id each run) is no part of it.
+ */
+function outputDigest(text: string, hash: string): string {
+  const split = splitToolOutput(text);
+  return split ? digest(split.output) : hash;
+}
+
+/** One result compressed against what the conversation already shows, and recorded there under `outputHash`. */
 function compressOne(
   text: string,
   hash: string,
+  outputHash: string,
   ref: string,
   seen: SeenContent,
   limits: (typeof CONTEXT_LEVELS)[ContextLevel],
@@ -187,15 +205,21 @@ function compressOne(
 ): string {
   let next = text;
   if (text.length >= limits.touchAbove) {
-    const earlier = seen.earlierCopy(hash);
+    const earlier = seen.earlierCopy(outputHash);
     next =
       earlier !== undefined
-        ? `[terse: same output as tool result ${earlier} above (${text.length} characters)]`
+        ? sameOutput(text, earlier)
         : shortenResult(seen.replaceRepeatedRuns(text, limits.minRepeatRun), limits, command, seen.names);
     if (recall && next !== text) next = nameRecallHandles(text, next, recallHandleOf(hash));
   }
   // What the conversation shows is remembered, handles and all: a later repeat of it
   // is found in the shown text, never in a marker.
-  seen.remember(hash, next, ref);
+  seen.remember(outputHash, next, ref);
   return next;
+}
+
+/** A result whose output an earlier one shows: its report (where it has one) and a reference to that result. */
+function sameOutput(text: string, earlier: string): string {
+  const report = splitToolOutput(text)?.report ?? "";
+  return `${report}[terse: same output as tool result ${earlier} above (${text.length - report.length} characters)]`;
 }

@@ -12,6 +12,8 @@ export type ItemWalker = ReturnType<ToolResultMapper["walker"]>;
 /** One tool result as compressed, with the chain key after it (what the next result's compressed form depends on). */
 export interface Step {
   hash: string;
+  /** What a later result repeats it by: the digest of its output (outputDigest). */
+  outputHash: string;
   ref: string;
   visible: string;
   key: string;
