@@ -128,6 +128,23 @@ describe("context compression", () => {
     expect(resultText(rebuilt.body, 2)).to.equal(resultText(out.body, 2));
   });
 
+  it("keeps a tool's report as sent where the output goes on to repeat lines an earlier result shows", () => {
+    // The report's lines are the earlier report's too (all but the chunk id): a run of known
+    // lines that starts in the report would fold it into the reference.
+    const report = (id: string) =>
+      `Chunk ID: ${id}\nWall time: 0.0100 seconds\nProcess exited with code 0\nOriginal token count: 900\nOutput:\n`;
+    const second = `${report("0f31aa")}${fileView(1, 60)}\n${fileView(200, 260)}`;
+    const out = compressRequest(
+      "anthropic",
+      anthropicSession([report("a848c9") + fileView(1, 60), second]),
+      contextSettings("standard"),
+    );
+    const text = resultText(out.body, 1);
+    expect(text.startsWith(`${report("0f31aa")}[terse: 60 lines as in tool result toolu_0 above]\n`), text).to.equal(
+      true,
+    );
+  });
+
   it("keeps only what changed when a file is viewed again after an edit", () => {
     const first = fileView(1, 80);
     const again = fileView(1, 80, 40);

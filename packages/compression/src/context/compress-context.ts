@@ -142,13 +142,13 @@ class ResultCompression {
       return known.visible;
     }
     this.onTrail = false;
-    const hash = digest(text);
-    const outputHash = outputDigest(text, hash);
+    const result = resultOf(text, ref, command);
+    const { hash, outputHash } = result;
     // The command is part of the key: a cut's marker repeats it.
     const key = digest(`${this.chain}\n${hash}\n${ref}\n${command ?? ""}`);
     let visible = outputs.get(key);
     if (visible === undefined) {
-      visible = compressOne(text, hash, outputHash, ref, this.state(), this.limits, command, this.recall);
+      visible = compressOne(result, this.state(), this.limits, this.recall);
       outputs.set(key, visible === text ? null : visible);
     } else {
       visible ??= text;
@@ -184,42 +184,49 @@ class ResultCompression {
 }
 
 /**
- * What a later result repeats a result by: the digest of its output. A tool's report of
- * the run before the output (Codex CLI's, with a new chunk id each run) is no part of it.
+ * A new tool result as compression reads it: its output, and the report of the run a tool
+ * puts before it (Codex CLI's, with a new chunk id each run; "" where there is none),
+ * which is kept as sent. Repeats are found, runs of known lines replaced and the rest
+ * shortened in the output alone, so the report neither hides a repeat nor is folded into
+ * a run of lines, and a view's lines are numbered from the output's first.
  */
-function outputDigest(text: string, hash: string): string {
-  const split = splitToolOutput(text);
-  return split ? digest(split.output) : hash;
+interface NewResult {
+  text: string;
+  hash: string;
+  ref: string;
+  command: string | undefined;
+  report: string;
+  output: string;
+  /** What a later result repeats it by: the digest of its output. */
+  outputHash: string;
 }
 
-/** One result compressed against what the conversation already shows, and recorded there under `outputHash`. */
+function resultOf(text: string, ref: string, command: string | undefined): NewResult {
+  const hash = digest(text);
+  const split = splitToolOutput(text);
+  if (!split) return { text, hash, ref, command, report: "", output: text, outputHash: hash };
+  return { text, hash, ref, command, ...split, outputHash: digest(split.output) };
+}
+
+/** One result compressed against what the conversation already shows, and recorded there under its output's digest. */
 function compressOne(
-  text: string,
-  hash: string,
-  outputHash: string,
-  ref: string,
+  r: NewResult,
   seen: SeenContent,
   limits: (typeof CONTEXT_LEVELS)[ContextLevel],
-  command: string | undefined,
   recall: boolean,
 ): string {
-  let next = text;
-  if (text.length >= limits.touchAbove) {
-    const earlier = seen.earlierCopy(outputHash);
-    next =
+  let next = r.text;
+  if (r.text.length >= limits.touchAbove) {
+    const earlier = seen.earlierCopy(r.outputHash);
+    const output =
       earlier !== undefined
-        ? sameOutput(text, earlier)
-        : shortenResult(seen.replaceRepeatedRuns(text, limits.minRepeatRun), limits, command, seen.names);
-    if (recall && next !== text) next = nameRecallHandles(text, next, recallHandleOf(hash));
+        ? `[terse: same output as tool result ${earlier} above (${r.output.length} characters)]`
+        : shortenResult(seen.replaceRepeatedRuns(r.output, limits.minRepeatRun), limits, r.command, seen.names);
+    if (output !== r.output) next = r.report + output;
+    if (recall && next !== r.text) next = nameRecallHandles(r.text, next, recallHandleOf(r.hash));
   }
   // What the conversation shows is remembered, handles and all: a later repeat of it
   // is found in the shown text, never in a marker.
-  seen.remember(outputHash, next, ref);
+  seen.remember(r.outputHash, next, r.ref);
   return next;
-}
-
-/** A result whose output an earlier one shows: its report (where it has one) and a reference to that result. */
-function sameOutput(text: string, earlier: string): string {
-  const report = splitToolOutput(text)?.report ?? "";
-  return `${report}[terse: same output as tool result ${earlier} above (${text.length - report.length} characters)]`;
 }

@@ -1,4 +1,3 @@
-import { splitToolOutput } from "@terse/wire-formats";
 import { shortenDiff } from "./diff.ts";
 import { shortenFileView } from "./file-view.ts";
 import { shortenJson } from "./json-result.ts";
@@ -25,12 +24,6 @@ export function shortenResult(
   shown?: ReadonlySet<string>,
 ): string {
   if (text.length <= limits.shortenAbove) return text;
-  // A tool's report of the run before the output (Codex CLI's) stays as it is; the output is shortened as itself.
-  const split = splitToolOutput(text);
-  if (split) {
-    const out = shortenResult(split.output, limits, command, shown);
-    return out === split.output ? text : split.report + out;
-  }
   const kind = kindOf(text, command);
   if (kind === "file-view" && text.length <= limits.fileViewAbove) return text;
   let out: string;

@@ -12,7 +12,7 @@ export type ItemWalker = ReturnType<ToolResultMapper["walker"]>;
 /** One tool result as compressed, with the chain key after it (what the next result's compressed form depends on). */
 export interface Step {
   hash: string;
-  /** What a later result repeats it by: the digest of its output (outputDigest). */
+  /** What a later result repeats it by: the digest of its output (compress-context.ts, resultOf). */
   outputHash: string;
   ref: string;
   visible: string;
