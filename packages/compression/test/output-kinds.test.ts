@@ -17,6 +17,7 @@ function compressOne(
   command: string | Record<string, unknown>,
   output: string,
   level: CompressionSettings["context_compress_level"] = "standard",
+  tool = "bash",
 ) {
   const input = typeof command === "string" ? { command } : command;
   const body = {
@@ -24,7 +25,7 @@ function compressOne(
     max_tokens: 100,
     messages: [
       { role: "user", content: "Fix the bug." },
-      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: tool, input }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: output }] },
     ],
   };
@@ -189,6 +190,110 @@ describe("output kinds", () => {
     const out = compressOne({ file_path: "/repo/app/handlers.py" }, `[showing lines 101-800]\n${plain}`);
     expect(out.length).to.be.below(plain.length / 3);
     expect(out).not.to.match(/lines \d+-\d+ omitted/);
+  });
+
+  it("other agents' read tools are file reads by their names: a file they read is spared as a view is", () => {
+    // 8,000 characters of unnumbered source: over `standard`'s 3,000 for a log, under its
+    // 12,000 for a file view (a cut view makes the agent read the file again).
+    const file = source(110, seededRandom(15)).join("\n");
+    expect(file.length).to.be.within(6_000, 11_000);
+    const reads: [string, Record<string, unknown>][] = [
+      ["read_file", { path: "app/handlers.py", task_progress: "- [x] read the handlers" }], // Cline 3
+      ["read_file", { path: "app/handlers.py", start_line: 1, end_line: 110 }], // Cline 3.77, Zed
+      ["read", { filePath: "/repo/app/handlers.py", offset: 1, limit: 2000 }], // OpenCode
+      ["read_file", { filepath: "app/handlers.py" }], // Continue
+      ["read_file_range", { filepath: "app/handlers.py", startLine: 1, endLine: 110 }], // Continue
+      ["mcp__filesystem__read_text_file", { path: "/repo/app/handlers.py" }], // the MCP filesystem server
+      ["read_file", { files: [{ path: "app/handlers.py", line_ranges: null }] }], // Roo Code 3.3x
+      ["read_files", { files: [{ path: "app/handlers.py" }] }], // Cline 4
+      ["Read", { file_path: "/repo/app/handlers.py" }], // Claude Code
+    ];
+    for (const [tool, input] of reads)
+      expect(compressOne(input, file, "standard", tool), `${tool} ${JSON.stringify(input)}`).to.equal(file);
+    // The same arguments under a listing's, an outline's or a search's name, and a read of
+    // several files, are no read of one file: the text is cut as any output is.
+    const others: [string, Record<string, unknown>][] = [
+      ["list_files", { path: "app/handlers.py", task_progress: "- [x] list" }],
+      ["list_code_definition_names", { path: "app/handlers.py" }],
+      ["search_files", { path: "app", regex: "def handle" }],
+      ["read_file", { files: [{ path: "app/handlers.py" }, { path: "app/models.py" }] }],
+      ["read_file", { task_progress: "- [ ] read" }],
+      ["bash", { path: "app/handlers.py" }],
+    ];
+    for (const [tool, input] of others)
+      expect(compressOne(input, file, "standard", tool).length, `${tool} ${JSON.stringify(input)}`).to.be.below(
+        file.length / 2,
+      );
+  });
+
+  it("every agent's numbering of a file's lines is read: the view's cut names the file's lines", () => {
+    const file = source(1_000, seededRandom(16));
+    const styles: [string, (n: number, line: string) => string][] = [
+      ["Roo Code, Kilo Code (padded)", (n, l) => `${String(n).padStart(4)} | ${l}`],
+      ["Cline 3.77 (unpadded)", (n, l) => `${n} | ${l}`],
+      ["OpenCode", (n, l) => `${n}: ${l}`],
+      ["OpenCode before 1.1.5x", (n, l) => `${String(n).padStart(5, "0")}| ${l}`],
+      ["Codex CLI's read_file", (n, l) => `L${n}: ${l}`],
+      ["Zed, cat -n", (n, l) => `${String(n).padStart(6)}\t${l}`],
+      ["Claude Code", (n, l) => `${String(n).padStart(6)}→${l}`],
+    ];
+    for (const [agent, numbered] of styles) {
+      // Lines 201-900, as a ranged read shows them.
+      const view = file.slice(200, 900).map((l, i) => numbered(201 + i, l));
+      const text = view.join("\n");
+      expect(kindOf(text), agent).to.equal("file-view");
+      const out = compressOne({ path: "app/handlers.py" }, text, "standard", "read_file");
+      expect(out.length, agent).to.be.below(text.length / 3);
+      const cut = /\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p app\/handlers\.py\]/.exec(out);
+      expect(cut, agent).to.not.equal(null);
+      // The range is the file's: the line kept before the cut is the one before its first.
+      const from = Number(cut?.[1]);
+      expect(from, agent).to.be.within(202, 900);
+      const kept = out.slice(0, cut?.index).split("\n");
+      expect(kept.filter((l) => l !== "" && !l.startsWith("[terse: ")).at(-1), agent).to.equal(
+        numbered(from - 1, file[from - 2] as string),
+      );
+      // The definitions of the middle stay, with their own numbers.
+      const middle = view.slice(150, 550).filter((l) => l.includes("def handle_"));
+      expect(middle.filter((l) => out.includes(l)).length, agent).to.be.above(middle.length / 2);
+    }
+  });
+
+  it("Cline's heading and Roo Code's report stay as sent, and the output is shortened as itself", () => {
+    const file = source(900, seededRandom(17));
+    const heading = "[read_file for 'app/handlers.py'] Result:\n";
+    const text =
+      heading +
+      file
+        .slice(100, 800)
+        .map((l, i) => `${101 + i} | ${l}`)
+        .join("\n");
+    const out = compressOne({ path: "app/handlers.py", task_progress: "- [x] read" }, text, "standard", "read_file");
+    expect(out.startsWith(heading)).to.equal(true);
+    expect(out.length).to.be.below(text.length / 3);
+    expect(out).to.match(/\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p app\/handlers\.py\]/);
+    // A JSON answer after a command's report is shortened as JSON, and stays JSON.
+    const items = Array.from({ length: 400 }, (_, i) => ({ number: i, title: `issue title ${i}`, state: "open" }));
+    const json = JSON.stringify({ total: 400, items }, null, 2);
+    const reports: [string, Record<string, unknown>, string][] = [
+      [
+        "[execute_command for 'gh api repos/o/r/issues'] Result:\nCommand executed successfully (exit code 0).\nOutput:\n",
+        { command: "gh api repos/o/r/issues", requires_approval: false },
+        "execute_command",
+      ],
+      [
+        "Command executed in terminal  within working directory '/ws'. Exit code: 0\nOutput:\n",
+        { command: "gh api repos/o/r/issues", cwd: null },
+        "execute_command",
+      ],
+    ];
+    for (const [report, input, tool] of reports) {
+      const answer = compressOne(input, report + json, "standard", tool);
+      expect(answer.startsWith(report), report).to.equal(true);
+      expect(answer.length).to.be.below((report + json).length / 3);
+      const parsed = JSON.parse(answer.slice(report.length)) as { total: number; items: unknown[] };
+      expect(parsed.total).to.equal(400);
+    }
   });
 
   it("Codex CLI's report before an output stays, and the output is shortened as itself", () => {

@@ -243,7 +243,7 @@ export function actionOf(text: string): TextAction | undefined {
   const command = last.body.trim();
   // A call without a command (OpenHands' `think`, `finish`) is still an action of its tool.
   if (command === "" && last.tool === undefined) return undefined;
-  const shell = last.args === undefined ? command : commandOf(last.args);
+  const shell = last.args === undefined ? command : commandOf(last.args, last.tool);
   return {
     command,
     blocks: found.map((f) => f.body),

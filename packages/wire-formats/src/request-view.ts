@@ -124,10 +124,10 @@ export class Actions {
   }
 
   /** An assistant message: its text (for a text-protocol action) and its tool calls. */
-  assistant(text: string, calls: { id: unknown; input: unknown }[]): void {
+  assistant(text: string, calls: { id: unknown; name: unknown; input: unknown }[]): void {
     this.action = actionOf(text);
     for (const c of calls) {
-      const command = commandOf(c.input);
+      const command = commandOf(c.input, typeof c.name === "string" ? c.name : undefined);
       if (command !== undefined && typeof c.id === "string") this.byId.set(c.id, command);
     }
   }

@@ -9,10 +9,11 @@ import { isRecord } from "./json.ts";
  * The command of a tool call's input (an object, or OpenAI's JSON string), if it has one:
  * `command` as a line (Claude Code, OpenHands, SWE-agent, Gemini CLI) or as an argv (Codex
  * CLI's `shell`), or `cmd` (Codex CLI's `exec_command`); and for a call that reads a file
- * without a shell (an editor's `view`, Claude Code's `Read`, Gemini CLI's `read_file`),
- * `cat -n` of that file, the command that shows it as such tools do.
+ * without a shell (an editor's `view`, a read tool such as Claude Code's `Read`, Gemini
+ * CLI's, Cline's or Zed's `read_file`, OpenCode's `read`), `cat -n` of that file, the
+ * command that shows it as such tools do. `name` is the tool's name, where the call gives it.
  */
-export function commandOf(input: unknown): string | undefined {
+export function commandOf(input: unknown, name?: string): string | undefined {
   let value = input;
   if (typeof input === "string") {
     try {
@@ -22,7 +23,7 @@ export function commandOf(input: unknown): string | undefined {
     }
   }
   if (!isRecord(value)) return undefined;
-  const file = readFile(value);
+  const file = (name !== undefined && READ_TOOLS.has(toolWord(name)) ? namedRead(value) : undefined) ?? readFile(value);
   if (file !== undefined) return `cat -n ${quoted(file)}`;
   const command = value.command ?? value.cmd;
   if (typeof command === "string")
@@ -58,6 +59,39 @@ function readFile(args: Record<string, unknown>): string | undefined {
     return FILE_NAME.test(args.path) ? args.path : undefined;
   const file = args.file_path ?? args.absolute_path;
   return typeof file === "string" && file !== "" && keys.every((k) => READ_ARGUMENTS.has(k)) ? file : undefined;
+}
+
+/**
+ * The tools that read a file, by name (as toolWord gives it): Claude Code's `Read`, Gemini
+ * CLI's, Cline's, Zed's, Codex CLI's and Continue's `read_file`, Continue's
+ * `read_file_range`, OpenCode's `read`, the MCP filesystem server's `read_text_file`, and
+ * `read_files` (Cline 4) of one file. Their names say what their arguments alone cannot: a
+ * bare `{path}` is also a listing's (`list_files`) or an outline's.
+ */
+const READ_TOOLS = new Set(["read", "readfile", "readfiles", "readtextfile", "readfilerange", "viewfile"]);
+
+/** The arguments that name the file a read tool reads, in each agent's spelling. */
+const READ_PATHS = ["path", "file_path", "filePath", "filepath", "absolute_path", "target_file", "file"] as const;
+
+/** A tool's name without its server's prefix (`mcp__fs__read_text_file`), case and separators: `readtextfile`. */
+function toolWord(name: string): string {
+  return (name.split(/__|[./:]/).at(-1) ?? name).toLowerCase().replace(/[-_]/g, "");
+}
+
+/**
+ * The file a read tool's call reads: the first path argument, or the one entry of a list of
+ * files (Roo Code's and Cline 4's `files: [{path, ...}]`; of several, no one file is the
+ * result). Its other arguments (a range, a mode, Cline's `task_progress`) do not matter: the
+ * tool reads.
+ */
+function namedRead(args: Record<string, unknown>): string | undefined {
+  const files = args.files;
+  if (Array.isArray(files)) return files.length === 1 && isRecord(files[0]) ? namedRead(files[0]) : undefined;
+  for (const key of READ_PATHS) {
+    const file = args[key];
+    if (typeof file === "string" && file.trim() !== "") return file;
+  }
+  return undefined;
 }
 
 /** A path whose last part has an extension: a file, where a bare name may be a directory. */

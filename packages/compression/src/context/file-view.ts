@@ -1,5 +1,6 @@
 import { viewedFile } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
+import { afterLineNumber, isNumbered, lineNumberOf } from "./numbered-lines.ts";
 import { cutIndex } from "./span-index.ts";
 import { omitted } from "./truncate.ts";
 
@@ -9,9 +10,9 @@ import { omitted } from "./truncate.ts";
 // a range again; each cut names its line range and, where the command says which file
 // it is, the command that shows it.
 
-const DEFINITION =
-  /^\s*(?:\d+(?:→|\t|:)\s*)?(?:#{1,4} \S|@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)/;
-const NUMBER = /^\s*(\d+)(?:→|\t|:)/;
+const DEFINITION = afterLineNumber(
+  String.raw`\s*(?:#{1,4} \S|@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)`,
+);
 /** Definitions are what a view is skimmed for: they may use twice the budget a log's error lines get. */
 const DEFINITIONS_SHARE = 2;
 /** A kept line longer than this is cut: a definition's name is at its start. */
@@ -27,8 +28,8 @@ function linesOf(text: string, firstLine: number | undefined): ViewLine[] {
   const lines = text.split("\n");
   const part = firstLine === undefined ? partShown(lines) : undefined;
   return lines.map((line, i) => {
-    const own = NUMBER.exec(line);
-    if (own) return { text: line, n: Number(own[1]) };
+    const own = lineNumberOf(line);
+    if (own !== undefined) return { text: line, n: own };
     if (part) return { text: line, n: i > part.at ? part.first + i - part.at - 1 : undefined };
     return { text: line, n: firstLine === undefined ? undefined : firstLine + i };
   });
@@ -99,7 +100,7 @@ export function shortenFileView(
   for (const l of middle) {
     if (DEFINITION.test(l.text) && signatures + l.text.length <= DEFINITIONS_SHARE * limits.keepSignals) {
       cut();
-      const own = NUMBER.test(l.text) || l.n === undefined ? l.text : `${l.n}: ${l.text}`;
+      const own = isNumbered(l.text) || l.n === undefined ? l.text : `${l.n}: ${l.text}`;
       out.push(own.length > LINE_CHARS ? `${own.slice(0, LINE_CHARS)}…` : own);
       signatures += own.length + 1;
     } else run.push(l);

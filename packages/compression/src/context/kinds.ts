@@ -2,6 +2,8 @@
 // and from its shape otherwise: each kind is shortened so that the names an agent goes on
 // to use survive (shorten.ts). A wrong guess costs only a less fitting cut.
 
+import { isNumbered } from "./numbered-lines.ts";
+
 export type OutputKind = "json" | "diff" | "file-view" | "listing" | "log";
 
 /** Programs whose output is one: the first program of the command's last step decides. */
@@ -9,8 +11,6 @@ const LISTERS = new Set(["grep", "egrep", "rg", "ag", "find", "ls", "tree", "fd"
 const VIEWERS = new Set(["cat", "nl", "sed", "head", "tail", "less", "more", "bat"]);
 const DIFFS = new Set(["git-diff", "git-show", "diff"]);
 
-/** Numbered lines: `     1→text` (Claude Code Read), `     1\ttext` (nl, str_replace_editor), `1:text` (SWE-agent). */
-const NUMBERED = /^\s*\d+(?:→|\t|:)/;
 const GREP_HIT = /^\.?\/?[\w.@+-]+(?:\/[\w.@+-]+)*:\d+[:-]/;
 const PATH_LINE = /^\.?\/?[\w.@+-]+(?:\/[\w.@+-]+)*\/?:?$/;
 const LS_LONG = /^[dlcbps-][rwxsStT-]{9}[.@+]?\s/;
@@ -48,8 +48,8 @@ export function kindOf(text: string, command?: string): OutputKind {
     return "diff";
   const program = command === undefined ? undefined : programOf(command);
   if (program !== undefined && DIFFS.has(program)) return "diff";
-  if (share(lines, (l) => NUMBERED.test(l)) >= 0.8 && !lines.some((l) => GREP_HIT.test(l) && !NUMBERED.test(l)))
-    return "file-view";
+  // Numbered lines (numbered-lines.ts) are a file view, unless some are a search's hits.
+  if (share(lines, isNumbered) >= 0.8 && !lines.some((l) => GREP_HIT.test(l) && !isNumbered(l))) return "file-view";
   if (program !== undefined && VIEWERS.has(program)) return "file-view";
   if (program !== undefined && LISTERS.has(program)) return "listing";
   if (share(lines, (l) => GREP_HIT.test(l) || PATH_LINE.test(l) || LS_LONG.test(l)) >= 0.8) return "listing";

@@ -100,7 +100,7 @@ class MessagesWalker implements ItemWalker {
       const blocks = Array.isArray(m.content) ? m.content.filter(isRecord) : [];
       this.actions.assistant(
         textOf(m.content, ["tool_use"]),
-        blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, input: b.input })),
+        blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, input: b.input })),
       );
       return m;
     }

@@ -133,7 +133,9 @@ class ContentsWalker implements ItemWalker {
     if (!isRecord(c) || !Array.isArray(c.parts)) return c;
     if (c.role === "model") {
       const calls = c.parts.flatMap((p: unknown) =>
-        isRecord(p) && isRecord(p.functionCall) ? [{ id: p.functionCall.id, input: p.functionCall.args }] : [],
+        isRecord(p) && isRecord(p.functionCall)
+          ? [{ id: p.functionCall.id, name: p.functionCall.name, input: p.functionCall.args }]
+          : [],
       );
       this.actions.assistant(textOf(c.parts), calls);
       return c;

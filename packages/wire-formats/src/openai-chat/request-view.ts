@@ -1,3 +1,4 @@
+import { isObservationAfter } from "../observation.ts";
 import {
   Actions,
   fromLastModelTurn,
@@ -8,7 +9,6 @@ import {
   type ResultTransform,
   textOf,
 } from "../request-view.ts";
-import { isObservationAfter } from "../observation.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
 //
@@ -92,6 +92,7 @@ class ChatWalker implements ItemWalker {
         textOf(m.content),
         calls.map((c) => ({
           id: isRecord(c) ? c.id : undefined,
+          name: isRecord(c) && isRecord(c.function) ? c.function.name : undefined,
           input: isRecord(c) && isRecord(c.function) ? c.function.arguments : undefined,
         })),
       );

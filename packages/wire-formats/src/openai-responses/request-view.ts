@@ -158,7 +158,7 @@ class ItemsWalker implements ItemWalker {
   map(item: unknown, i: number, transform?: ResultTransform): unknown {
     if (!isRecord(item)) return item;
     if (item.type === "function_call") {
-      this.actions.assistant("", [{ id: item.call_id, input: item.arguments }]);
+      this.actions.assistant("", [{ id: item.call_id, name: item.name, input: item.arguments }]);
       return item;
     }
     if (isMessage(item) && item.role === "assistant") {
