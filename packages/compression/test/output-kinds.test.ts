@@ -355,6 +355,46 @@ describe("output kinds", () => {
     }
   });
 
+  it("Gemini's calls without ids: each response is read as the call of its name in the same place", () => {
+    const view = source(700, seededRandom(18))
+      .map((l, i) => `${i + 1}\t${l}`)
+      .join("\n");
+    const run = Array.from({ length: 400 }, (_, i) => `tests/test_models.py::test_case_${i} PASSED`).join("\n");
+    const call = (name: string, args: Record<string, unknown>) => ({ functionCall: { name, args } });
+    const response = (name: string, output: string) => ({ functionResponse: { name, response: { output } } });
+    const turn = [
+      {
+        role: "model",
+        parts: [call("read_file", { file_path: "app/handlers.py" }), call("shell", { command: "pytest -q" })],
+      },
+      { role: "user", parts: [response("read_file", view), response("shell", run)] },
+    ];
+    const later = [
+      { role: "model", parts: [call("shell", { command: "pytest -q tests/test_views.py" })] },
+      { role: "user", parts: [response("shell", run.replaceAll("models", "views"))] },
+    ];
+    type Part = { functionResponse?: { response: { output: string } } };
+    const outputsOf = (contents: unknown[]): string[] => {
+      const body = {
+        model: "gemini-test",
+        contents: [{ role: "user", parts: [{ text: "Fix the bug." }] }, ...contents],
+      };
+      const out = compressRequest("gemini", body, contextSettings("standard")).body as {
+        contents: { parts: Part[] }[];
+      };
+      return out.contents.flatMap((c) =>
+        c.parts.flatMap((p) => (p.functionResponse ? [p.functionResponse.response.output] : [])),
+      );
+    };
+    const [read, test] = outputsOf(turn);
+    expect(read).to.match(/\[terse: lines (\d+)-(\d+) omitted; sed -n \1,\2p app\/handlers\.py\]/);
+    expect(test).to.include("`pytest -q` shows all");
+    // The session's next request: the same results as before, and the new one its own call's.
+    const next = outputsOf([...turn, ...later]);
+    expect(next.slice(0, 2)).to.deep.equal([read, test]);
+    expect(next[2]).to.include("`pytest -q tests/test_views.py` shows all");
+  });
+
   it("a diff keeps its file names, hunk headers and changed lines", () => {
     const files = Array.from({ length: 12 }, (_, f) => {
       const context = Array.from({ length: 40 }, (_, i) => ` unchanged_line_${f}_${i} = compute(${i})`);

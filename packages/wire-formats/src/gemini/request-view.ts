@@ -153,7 +153,10 @@ class ContentsWalker implements ItemWalker {
       this.ordinal++;
       if (!transform) return p;
       const ref = typeof fr.id === "string" ? fr.id : `${String(fr.name ?? "function")}#${this.ordinal}`;
-      const command = typeof fr.id === "string" ? this.actions.commandOf(fr.id) : undefined;
+      // By the call's id; a response whose call had none answers the call of its name in the same place.
+      const command =
+        (typeof fr.id === "string" ? this.actions.commandOf(fr.id) : undefined) ??
+        (typeof fr.name === "string" ? this.actions.commandOfNext(fr.name) : undefined);
       const response = mapResponse(fr.response, (text) => transform(text, ref, command));
       if (response === fr.response) return p;
       touched = true;
