@@ -1,14 +1,14 @@
-import { ADAPTERS, isRecord, type RequestFormat, splitObservation, type WireFormat } from "@terse/wire-formats";
 import { type CompressionSettingsOfKey, compressionSettingsOf } from "@terse/keys/settings";
+import { ADAPTERS, isRecord, type RequestFormat, splitObservation, type WireFormat } from "@terse/wire-formats";
 import { compressContext, forgetContextWork } from "./context/compress-context.ts";
 import { compressInputText, forgetInputTexts } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
 import { detectIntensity, forgetSignals } from "./smart-detect.ts";
 import { forgetTokenCounts, sumTokens } from "./tokens.ts";
 
+export { pairingProblems } from "@terse/wire-formats";
 export { CONTEXT_LEVELS } from "./context/levels.ts";
 export { recallHandleOf } from "./context/recall-handles.ts";
-export { pairingProblems } from "@terse/wire-formats";
 export { compressInputText } from "./input-compression.ts";
 export { INSTRUCTIONS, type Intensity, instructionFor } from "./instructions.ts";
 export { segment } from "./protected-spans.ts";

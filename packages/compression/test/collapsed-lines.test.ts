@@ -54,7 +54,7 @@ describe("skimmed lines and the cut of a long log", () => {
       Array.from({ length: n }, (_, i) => `${tag} ${"abcdefghij"[i % 10]?.repeat(1 + (i % 7))} handled`);
     const similar = Array.from({ length: 500 }, (_, i) => `progress ${i} of 500`);
     const lines = [...varied(100, "head"), ...similar, ...varied(100, "tail")];
-    const out = shortenLines(lines.join("\n"), limits).split("\n");
+    const out = shortenLines(lines.join("\n"), { limits }).split("\n");
     const counted = out.map((l) => /^\[terse: (\d+) (?:similar )?lines omitted\]$/.exec(l)).filter((m) => m !== null);
     const shown = out.filter((l) => !l.startsWith("[terse: ")).length;
     expect(counted.reduce((n, m) => n + Number(m[1]), 0) + shown).to.equal(lines.length);
@@ -71,7 +71,7 @@ describe("skimmed lines and the cut of a long log", () => {
       "fatal: cannot open db.sqlite",
       ...filler(200, "c"),
     ];
-    const out = shortenLines(lines.join("\n"), CONTEXT_LEVELS.standard);
+    const out = shortenLines(lines.join("\n"), { limits: CONTEXT_LEVELS.standard });
     expect(out).to.include("test_0 FAILED: expected 0");
     expect(out).to.include("test_49 FAILED: expected 49");
     expect(out).not.to.include("test_1 FAILED");

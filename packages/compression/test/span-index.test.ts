@@ -36,7 +36,7 @@ describe("the index of a cut", () => {
     const lines = buildLog(20_000); // ~600 KB
     lines[10_000] = "wrote coverage report to reports/cov/summary_final.xml for checkout_flow";
     const text = lines.join("\n");
-    const out = shortenResult(text, standard, "make");
+    const out = shortenResult(text, { limits: standard, command: "make" });
     expect(out.length).to.be.below(text.length / 10);
     const index = indexOf(out);
     expect(index, "the index line").to.be.a("string");
@@ -122,7 +122,7 @@ describe("the index of a JSON result", () => {
 
   it("is one list for the whole result, beside its first cut, and the JSON stays valid", () => {
     const text = JSON.stringify({ open: items("pkg", 12), closed: items("lib", 12) }, null, 2);
-    const out = shortenResult(text, CONTEXT_LEVELS.aggressive);
+    const out = shortenResult(text, { limits: CONTEXT_LEVELS.aggressive });
     const parsed = JSON.parse(out) as { open: string[]; closed: string[] };
     const kept = CONTEXT_LEVELS.aggressive.jsonArrayItems;
     expect(parsed.open[kept]).to.match(/^\[terse: \d+ more items omitted\]$/);
@@ -140,7 +140,9 @@ describe("the index of a JSON result", () => {
       id: i,
       log: Array.from({ length: 4 }, (_, j) => `src/mod_${i}_${j}.py passed`).join("\n"),
     }));
-    const out = JSON.parse(shortenResult(JSON.stringify({ runs }), CONTEXT_LEVELS.aggressive)) as { runs: unknown[] };
+    const out = JSON.parse(shortenResult(JSON.stringify({ runs }), { limits: CONTEXT_LEVELS.aggressive })) as {
+      runs: unknown[];
+    };
     const index = out.runs.find((v) => typeof v === "string" && v.startsWith(INDEX_NOTE)) as string;
     const names = listed(index);
     expect(names).to.include.members(["src/mod_20_0.py", "src/mod_20_3.py"]);
@@ -151,7 +153,7 @@ describe("the index of a JSON result", () => {
     // `gh issue view --json body`: most of the result is one string, cut as lines with its own index.
     const body = Array.from({ length: 400 }, (_, i) => `src/app_${i}.py fails at line ${i}: "check_${i}"`).join("\n");
     const text = JSON.stringify({ number: 4711, body, labels: ["bug"] });
-    const out = JSON.parse(shortenResult(text, standard)) as { body: string };
+    const out = JSON.parse(shortenResult(text, { limits: standard })) as { body: string };
     const indexes = out.body.split("\n").filter((l) => l.startsWith(INDEX_NOTE));
     expect(indexes).to.have.length(1);
     expect(listed(indexes[0] as string)).to.include("src/app_200.py");
@@ -166,7 +168,7 @@ describe("the index of a JSON result", () => {
       body: `step ${i} ran checks on services/api_${i}/handler.go `.repeat(20),
     }));
     const text = JSON.stringify({ runs: big, note: "x".repeat(10) }, null, 2);
-    const out = shortenResult(text, CONTEXT_LEVELS.conservative);
+    const out = shortenResult(text, { limits: CONTEXT_LEVELS.conservative });
     expect(out.length).to.be.below(text.length);
     const last = out.split("\n").at(-1) as string;
     expect(last.startsWith(INDEX_NOTE)).to.equal(true);

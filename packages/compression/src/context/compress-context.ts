@@ -221,7 +221,11 @@ function compressOne(
     const output =
       earlier !== undefined
         ? `[terse: same output as tool result ${earlier} above (${r.output.length} characters)]`
-        : shortenResult(seen.replaceRepeatedRuns(r.output, limits.minRepeatRun), limits, r.command, seen.names);
+        : shortenResult(seen.replaceRepeatedRuns(r.output, limits.minRepeatRun), {
+            limits,
+            command: r.command,
+            shown: seen.names,
+          });
     if (output !== r.output) next = r.report + output;
     if (recall && next !== r.text) next = nameRecallHandles(r.text, next, recallHandleOf(r.hash));
   }

@@ -1,6 +1,6 @@
 import { viewedFile } from "./kinds.ts";
-import type { ContextLimits } from "./levels.ts";
 import { afterLineNumber, isNumbered, lineNumberOf } from "./numbered-lines.ts";
+import type { CutContext } from "./shorten.ts";
 import { cutIndex } from "./span-index.ts";
 import { omitted } from "./truncate.ts";
 
@@ -68,12 +68,8 @@ function fit(lines: ViewLine[], budget: number, backward = false): number {
   return n;
 }
 
-export function shortenFileView(
-  text: string,
-  limits: ContextLimits,
-  command?: string,
-  shown?: ReadonlySet<string>,
-): string {
+export function shortenFileView(text: string, context: CutContext): string {
+  const { limits, command, shown } = context;
   const { path, firstLine } = viewedFile(command);
   const lines = linesOf(text, firstLine);
   const head = fit(lines, limits.keepHead);

@@ -1,5 +1,6 @@
 import type { ContextLimits } from "./levels.ts";
 import { shortenLines } from "./log-lines.ts";
+import type { CutContext } from "./shorten.ts";
 import { INDEX_NOTE, indexBudget, spanIndex } from "./span-index.ts";
 import { cutMiddle } from "./truncate.ts";
 
@@ -38,7 +39,7 @@ function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknow
   if (typeof value === "string") {
     if (value.length <= limits.jsonStringChars) return value;
     let cut: string;
-    if (value === pass.main) cut = pass.mainShortened ??= shortenLines(value, limits, undefined, pass.shown);
+    if (value === pass.main) cut = pass.mainShortened ??= shortenLines(value, { limits, shown: pass.shown });
     else cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
     const index = spendIndex(pass);
     return index ? `${cut}\n${index}` : cut;
@@ -69,12 +70,8 @@ function indentOf(text: string): string {
  * or null when the text is not one JSON value. Still longer than the level shortens to,
  * it is cut as lines, and the index follows as its last line.
  */
-export function shortenJson(
-  text: string,
-  limits: ContextLimits,
-  command?: string,
-  shown?: ReadonlySet<string>,
-): string | null {
+export function shortenJson(text: string, context: CutContext): string | null {
+  const { limits, shown } = context;
   const trimmed = text.trim();
   const first = trimmed[0];
   if ((first !== "{" && first !== "[") || trimmed.length > MAX_PARSE_CHARS) return null;
@@ -96,7 +93,7 @@ export function shortenJson(
   // and that index is no part of what the level shortens (cut as lines, the JSON would
   // not be JSON any more).
   const mainIndex = indexChars(pass.mainShortened);
-  const out = plain.length - mainIndex > limits.shortenAbove ? shortenLines(plain, limits, command, shown) : plain;
+  const out = plain.length - mainIndex > limits.shortenAbove ? shortenLines(plain, context) : plain;
   const budget = indexBudget(limits.keepNames, trimmed.length - out.length) - mainIndex;
   const index = spanIndex(stringsOf(value), unescaped(out), budget, shown);
   if (!index) return out;

@@ -1,5 +1,5 @@
 import { repeatable } from "./kinds.ts";
-import type { ContextLimits } from "./levels.ts";
+import type { CutContext } from "./shorten.ts";
 import { cutIndex } from "./span-index.ts";
 import { omitted } from "./truncate.ts";
 
@@ -13,12 +13,8 @@ const LS_LONG = /^[dlcbps-][rwxsStT-]{9}[.@+]?\s+(?:\S+\s+){7}(.+)$/;
 /** Characters of a grep hit's text kept at first, and when the budget is short. */
 const HIT_TEXT = 160;
 
-export function shortenListing(
-  text: string,
-  limits: ContextLimits,
-  command?: string,
-  shown?: ReadonlySet<string>,
-): string {
+export function shortenListing(text: string, context: CutContext): string {
+  const { limits, command, shown } = context;
   const budget = limits.keepHead + limits.keepTail + limits.keepSignals;
   const seen = new Set<string>();
   const lines: string[] = [];

@@ -1,6 +1,6 @@
 import { type Entry, type Line, lineFrom, lookAlikeRun, newlinesIn, SIMILAR_RUN, skim } from "./collapsed-lines.ts";
 import { repeatable } from "./kinds.ts";
-import type { ContextLimits } from "./levels.ts";
+import type { CutContext } from "./shorten.ts";
 import { cutIndex } from "./span-index.ts";
 import { cutMiddle, omitted } from "./truncate.ts";
 
@@ -62,12 +62,8 @@ function* signalLines(text: string, from: number, to: number): Generator<Line> {
  * A long line-oriented text within the level's budget: head, tail, and the middle's
  * signal lines, each stretch that went replaced by one marker line counting its lines.
  */
-export function shortenLines(
-  text: string,
-  limits: ContextLimits,
-  command?: string,
-  shown?: ReadonlySet<string>,
-): string {
+export function shortenLines(text: string, context: CutContext): string {
+  const { limits, command, shown } = context;
   const whole = limits.keepHead + limits.keepTail + limits.keepSignals;
   // The collapsed text, read from the start until it is certainly longer than the budget.
   const forward = skim(text, 0, text.length, whole + 1);
