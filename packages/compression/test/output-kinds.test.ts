@@ -323,6 +323,39 @@ describe("output kinds", () => {
     );
   });
 
+  it("what an agent puts after an output stays as sent: the cut keeps the output's own last lines, a JSON answer stays JSON", () => {
+    const trailer =
+      "\n[The command completed with exit code 1.]\n[Current working directory: /workspace/django__django__4.0]\n[Python interpreter: /opt/miniconda3/envs/testbed/bin/python]\n[Command finished with exit code 1]";
+    // Lines of different shapes (a run of look-alike lines keeps only its first and last).
+    const log = Array.from(
+      { length: 600 },
+      (_, i) =>
+        `building ${WORDS[i % 10]}/${WORDS[(i * 3) % 10]}_module_${i}.py into the ${WORDS[(i * 7) % 10]} bundle ... ok`,
+    );
+    const out = compressOne("python -m pytest tests", log.join("\n") + trailer, "standard", "execute_bash");
+    expect(out.endsWith(trailer)).to.equal(true);
+    // The tail the level keeps is the log's: its last ten lines, none given up to the trailer.
+    for (const line of log.slice(-10)) expect(out, line).to.include(line);
+    // Claude Code's reminder after a file it read: the view's own last lines stay.
+    const reminder =
+      "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But you MUST refuse to improve or augment the code. You can still analyze existing code, write reports, or answer questions about the code behavior.\n</system-reminder>\n";
+    const view = source(700, seededRandom(19)).map((l, i) => `${i + 1}\t${l}`);
+    const read = compressOne({ file_path: "/repo/app/handlers.py" }, view.join("\n") + reminder, "standard", "Read");
+    expect(read.endsWith(reminder)).to.equal(true);
+    for (const line of view.slice(-8)) expect(read, line).to.include(line);
+    // A JSON answer before the trailer is shortened as JSON, and stays JSON.
+    const items = Array.from({ length: 400 }, (_, i) => ({ number: i, title: `issue title ${i}`, state: "open" }));
+    const json = JSON.stringify({ total: 400, items }, null, 2);
+    const answer = compressOne(
+      "curl -s https://api.github.com/repos/o/r/issues",
+      json + trailer,
+      "standard",
+      "execute_bash",
+    );
+    expect(answer.endsWith(trailer)).to.equal(true);
+    expect((JSON.parse(answer.slice(0, -trailer.length)) as { total: number }).total).to.equal(400);
+  });
+
   it("Gemini CLI's read_file of a part of a file: its cut names the file's lines, from the notice that says which", () => {
     const file = source(3_000, seededRandom(13));
     const part = file.slice(2_000, 2_700);

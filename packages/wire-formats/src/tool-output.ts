@@ -43,20 +43,77 @@ const OUTPUT_FOLLOWS = "Output:";
 /** A report is a few lines: a longer run of such lines is the output itself. */
 const MAX_REPORT_LINES = 8;
 
-/** A tool result as its report (through the `Output:` line and its newline) and its output; undefined when it has no report. */
-export function splitToolOutput(text: string): { report: string; output: string } | undefined {
+/** A tool result in its parts, which join back to it: what the agent put before and after the command's output, and the output. */
+export interface ToolOutput {
+  report: string;
+  output: string;
+  trailer: string;
+}
+
+/** A tool result split into its report, output and trailer; undefined when it has neither report nor trailer. */
+export function splitToolOutput(text: string): ToolOutput | undefined {
+  const start = reportEnd(text);
+  const end = trailerStart(text, start);
+  if (start === 0 && end === text.length) return undefined;
+  return { report: text.slice(0, start), output: text.slice(start, end), trailer: text.slice(end) };
+}
+
+/** Where the output starts: after the report (through the `Output:` line and its newline), or 0. */
+function reportEnd(text: string): number {
   const heading = text.charCodeAt(0) === 0x5b /* [ */ ? (HEADING.exec(text)?.[0].length ?? 0) : 0;
   // Without an `Output:` line after it, a heading is the whole report.
-  const headed = heading > 0 ? { report: text.slice(0, heading), output: text.slice(heading) } : undefined;
   let at = heading;
   for (let lines = 0; lines <= MAX_REPORT_LINES; lines++) {
     const nl = text.indexOf("\n", at);
-    if (nl < 0) return headed;
+    if (nl < 0) return heading;
     const line = text.slice(at, nl);
     at = nl + 1;
-    if (line === OUTPUT_FOLLOWS)
-      return lines > 0 || heading > 0 ? { report: text.slice(0, at), output: text.slice(at) } : undefined;
-    if (!REPORT_LINE.test(line)) return headed;
+    if (line === OUTPUT_FOLLOWS) return lines > 0 || heading > 0 ? at : 0;
+    if (!REPORT_LINE.test(line)) return heading;
   }
-  return headed;
+  return heading;
 }
+
+// What agents put after an output (the trailer), each a few lines at the very end:
+// - OpenHands' state after a command: `[The command completed with exit code 0.]`,
+//   `[Current working directory: /workspace/x]`, `[Python interpreter: ..]`, `[Command
+//   finished with exit code 0]` (or that it timed out), one a line;
+// - Claude Code's `<system-reminder>` blocks (after a file it read, one saying to consider
+//   whether it is malware);
+// - Goose's `Command exited with code N` after a blank line, Continue's `[Status: Command
+//   completed]` / `[Status: Command failed with exit code N]`.
+// Kept as sent, they neither take the room a cut keeps for the output's last lines nor
+// hide a JSON answer's end, and a repeat of the output is found whatever they say.
+
+const TRAILER_LINE =
+  /\n\[(?:The command (?:completed with exit code -?\d+\.|timed out after [^\]\n]*)|Current working directory: [^\]\n]*|Python interpreter: [^\]\n]*|Command finished with exit code -?\d+|Status: Command (?:completed|failed with exit code -?\d+))\]\s*$|\n\nCommand exited with code -?\d+\s*$/;
+const REMINDER_OPEN = "<system-reminder>";
+const REMINDER_CLOSE = "</system-reminder>";
+
+/** Where the trailer starts (the newlines before it included): text.length when there is none; never before `from`. */
+function trailerStart(text: string, from: number): number {
+  let end = text.length;
+  for (;;) {
+    const at = trailerPartStart(text, end);
+    if (at === undefined || at < from) return end;
+    end = at;
+  }
+}
+
+/** Where the last trailer part of text[0, end) starts, newlines before it included, or undefined. */
+function trailerPartStart(text: string, end: number): number | undefined {
+  let close = end;
+  while (close > 0 && /\s/.test(text.charAt(close - 1))) close--;
+  if (text.startsWith(REMINDER_CLOSE, close - REMINDER_CLOSE.length)) {
+    const open = text.lastIndexOf(REMINDER_OPEN, close - REMINDER_CLOSE.length);
+    if (open < 0 || (open > 0 && text.charAt(open - 1) !== "\n")) return undefined;
+    let at = open;
+    while (at > 0 && text.charAt(at - 1) === "\n") at--;
+    return at;
+  }
+  // A trailer line is short: only the end of the text is searched.
+  const tail = Math.max(0, end - MAX_TRAILER_LINE);
+  const m = TRAILER_LINE.exec(text.slice(tail, end));
+  return m ? tail + m.index : undefined;
+}
+const MAX_TRAILER_LINE = 400;

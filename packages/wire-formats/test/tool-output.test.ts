@@ -10,10 +10,10 @@ const OUTPUT = '{\n  "items": [1, 2, 3]\n}\n';
 /** Each report before OUTPUT splits from it, and the two join back. */
 function expectSplits(reports: readonly string[]): void {
   for (const report of reports)
-    expect(splitToolOutput(report + OUTPUT), report).to.deep.equal({ report, output: OUTPUT });
+    expect(splitToolOutput(report + OUTPUT), report).to.deep.equal({ report, output: OUTPUT, trailer: "" });
 }
 
-describe("a tool's report before its output", () => {
+describe("a tool's report before its output and an agent's trailer after it", () => {
   it("is split from the output in both of Codex CLI's forms, and the parts join back", () => {
     const reports = [
       "Chunk ID: a848c9\nWall time: 0.0000 seconds\nProcess exited with code 0\nOriginal token count: 12\nOutput:\n",
@@ -42,7 +42,29 @@ describe("a tool's report before its output", () => {
     expect(splitToolOutput(text)).to.deep.equal({
       report: "[execute_command for 'make'] Result:\n",
       output: `Command executed.\n${OUTPUT}`,
+      trailer: "",
     });
+  });
+
+  it("what OpenHands, Claude Code, Goose and Continue put after an output is split off, and the parts join back", () => {
+    const output = '{\n  "items": [1, 2, 3]\n}';
+    const trailers = [
+      "\n[The command completed with exit code 0.]",
+      "\n[The command completed with exit code 1.]\n[Current working directory: /workspace/django__django__4.0]\n[Python interpreter: /opt/miniconda3/envs/testbed/bin/python]\n[Command finished with exit code 1]",
+      "\n[The command timed out after 120 seconds. You may wait longer to see additional output by sending empty command '']",
+      "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware.\n</system-reminder>\n",
+      "\n\n<system-reminder>\nOne.\n</system-reminder>\n<system-reminder>\nTwo.\n</system-reminder>",
+      "\n[The command completed with exit code 0.]\n\n<system-reminder>\nBoth.\n</system-reminder>",
+      "\n\nCommand exited with code 2",
+      "\n[Status: Command failed with exit code 1]",
+      "\n[Status: Command completed]\n",
+    ];
+    for (const trailer of trailers)
+      expect(splitToolOutput(output + trailer), trailer).to.deep.equal({ report: "", output, trailer });
+    // A report and a trailer around one output.
+    const report = "Exit code: 0\nWall time: 0.5 seconds\nOutput:\n";
+    const trailer = "\n[The command completed with exit code 0.]";
+    expect(splitToolOutput(report + output + trailer)).to.deep.equal({ report, output, trailer });
   });
 
   it("is none where the text does not start with one", () => {
@@ -58,6 +80,14 @@ describe("a tool's report before its output", () => {
       `[Read the file] Result:\n${OUTPUT}`,
       `Command executed in terminal and more.\nOutput:\n${OUTPUT}`,
     ];
+    // Nor where what looks like a trailer is not at the very end, or not on lines of its own.
+    texts.push(
+      `${OUTPUT}[The command completed with exit code 0.]\nmore output\n`,
+      `${OUTPUT}see [The command completed with exit code 0.]`,
+      `${OUTPUT}Command exited with code 2`,
+      `${OUTPUT}text<system-reminder>\nNot on its own line.\n</system-reminder>`,
+      `${OUTPUT}</system-reminder>`,
+    );
     for (const text of texts) expect(splitToolOutput(text), JSON.stringify(text)).to.equal(undefined);
   });
 });

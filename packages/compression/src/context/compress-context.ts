@@ -184,11 +184,13 @@ class ResultCompression {
 }
 
 /**
- * A new tool result as compression reads it: its output, and the report of the run a tool
- * puts before it (Codex CLI's, with a new chunk id each run; "" where there is none),
- * which is kept as sent. Repeats are found, runs of known lines replaced and the rest
- * shortened in the output alone, so the report neither hides a repeat nor is folded into
- * a run of lines, and a view's lines are numbered from the output's first.
+ * A new tool result as compression reads it: its output, the report of the run a tool
+ * puts before it (Codex CLI's, with a new chunk id each run) and what an agent puts after
+ * it (OpenHands' exit code and directory, Claude Code's reminders; wire-formats'
+ * tool-output.ts), both kept as sent ("" where there is none). Repeats are found, runs of
+ * known lines replaced and the rest shortened in the output alone, so neither hides a
+ * repeat nor is folded into a run of lines, and a view's lines are numbered from the
+ * output's first.
  */
 interface NewResult {
   text: string;
@@ -197,6 +199,7 @@ interface NewResult {
   command: string | undefined;
   report: string;
   output: string;
+  trailer: string;
   /** What a later result repeats it by: the digest of its output. */
   outputHash: string;
 }
@@ -204,8 +207,9 @@ interface NewResult {
 function resultOf(text: string, ref: string, command: string | undefined): NewResult {
   const hash = digest(text);
   const split = splitToolOutput(text);
-  if (!split) return { text, hash, ref, command, report: "", output: text, outputHash: hash };
-  return { text, hash, ref, command, ...split, outputHash: digest(split.output) };
+  if (!split) return { text, hash, ref, command, report: "", output: text, trailer: "", outputHash: hash };
+  const { report, output, trailer } = split;
+  return { text, hash, ref, command, report, output, trailer, outputHash: digest(output) };
 }
 
 /** One result compressed against what the conversation already shows, and recorded there under its output's digest. */
@@ -226,7 +230,7 @@ function compressOne(
             command: r.command,
             shown: seen.names,
           });
-    if (output !== r.output) next = r.report + output;
+    if (output !== r.output) next = r.report + output + r.trailer;
     if (recall && next !== r.text) next = nameRecallHandles(r.text, next, recallHandleOf(r.hash));
   }
   // What the conversation shows is remembered, handles and all: a later repeat of it
