@@ -11,7 +11,7 @@ import { omitted } from "./truncate.ts";
 // it is, the command that shows it.
 
 const DEFINITION = afterLineNumber(
-  String.raw`\s*(?:#{1,4} \S|@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)`,
+  String.raw`(?:#{1,4} \S|@\w|(?:(?:export|public|private|protected|internal|static|async|pub|default|abstract|final|override)\s+)*(?:def|class|function|func|fn|interface|struct|impl|enum|trait|type|module|object|sub|macro_rules!)\s+\w)`,
 );
 /** Definitions are what a view is skimmed for: they may use twice the budget a log's error lines get. */
 const DEFINITIONS_SHARE = 2;
