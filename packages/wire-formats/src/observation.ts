@@ -139,11 +139,11 @@ function headed(heading: RegExp, text: string, needsAction: boolean): Observatio
   return split(text, m[0].length, end, needsAction, command);
 }
 
-/** Where the text ends but for its trailing white space. */
-function endOfText(text: string): number {
-  let end = text.length;
-  while (end > 0 && /\s/.test(text.charAt(end - 1))) end--;
-  return end;
+/** Where text[0, end) ends but for its trailing white space. */
+export function endOfText(text: string, end = text.length): number {
+  let at = end;
+  while (at > 0 && /\s/.test(text.charAt(at - 1))) at--;
+  return at;
 }
 
 /** OpenHands' tool result as a user message: all after the heading is output. */

@@ -122,24 +122,28 @@ export class Actions {
    * the order made ("" where a call has none): Gemini's calls need no id, and a response
    * without one answers the call of its name in the same place.
    */
-  private byName: Map<string, string[]>;
+  private byName: Map<string, string[]> | undefined;
 
   constructor(from?: Actions) {
     this.byId = new Map(from?.byId);
     this.action = from?.action;
-    this.byName = new Map([...(from?.byName ?? [])].map(([name, commands]) => [name, [...commands]]));
+    if (from?.byName) this.byName = new Map([...from.byName].map(([name, commands]) => [name, [...commands]]));
   }
 
   /** An assistant message: its text (for a text-protocol action) and its tool calls. */
   assistant(text: string, calls: { id: unknown; name: unknown; input: unknown }[]): void {
     this.action = actionOf(text);
-    this.byName = new Map();
+    // Made only for a turn that has id-less calls: most walks never need it.
+    this.byName = undefined;
     for (const c of calls) {
       const name = typeof c.name === "string" ? c.name : undefined;
       const command = commandOf(c.input, name);
       if (typeof c.id === "string") {
         if (command !== undefined) this.byId.set(c.id, command);
-      } else if (name !== undefined) this.byName.set(name, [...(this.byName.get(name) ?? []), command ?? ""]);
+      } else if (name !== undefined) {
+        this.byName ??= new Map();
+        this.byName.set(name, [...(this.byName.get(name) ?? []), command ?? ""]);
+      }
     }
   }
 
@@ -149,7 +153,7 @@ export class Actions {
 
   /** The command of the next result of tool `name` that has no id: its call's, taken in order. */
   commandOfNext(name: string): string | undefined {
-    return this.byName.get(name)?.shift() || undefined;
+    return this.byName?.get(name)?.shift() || undefined;
   }
 
   /** A user message's text with the output of an observation transformed (tags kept); any other text unchanged. */
@@ -164,7 +168,7 @@ export class Actions {
   /** A user message ends the latest action's turn: a later message cannot answer it. */
   answered(): void {
     this.action = undefined;
-    this.byName = new Map();
+    this.byName = undefined;
   }
 }
 

@@ -1,3 +1,5 @@
+import { endOfText } from "./observation.ts";
+
 // The output inside a tool result. Agents report a command's run in a few lines before
 // its output: Codex CLI (as packages/agent-clis sees it against the fake provider),
 //
@@ -102,8 +104,7 @@ function trailerStart(text: string, from: number): number {
 
 /** Where the last trailer part of text[0, end) starts, newlines before it included, or undefined. */
 function trailerPartStart(text: string, end: number): number | undefined {
-  let close = end;
-  while (close > 0 && /\s/.test(text.charAt(close - 1))) close--;
+  const close = endOfText(text, end);
   if (text.startsWith(REMINDER_CLOSE, close - REMINDER_CLOSE.length)) {
     const open = text.lastIndexOf(REMINDER_OPEN, close - REMINDER_CLOSE.length);
     if (open < 0 || (open > 0 && text.charAt(open - 1) !== "\n")) return undefined;
