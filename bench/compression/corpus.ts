@@ -261,6 +261,43 @@ export function asTextProtocol(s: Session): Session {
 }
 
 /**
+ * A bash-only session as Cline (and Roo Code, Kilo Code) sends it in its XML tool protocol:
+ * each assistant turn its text and an `<execute_command>` call; each result the next user
+ * message as Cline's texts: the heading `[execute_command for '..'] Result:`, the output
+ * after Cline's `Command executed.` / `Output:` lines, and the environment details Cline adds to every message (its clock moving a minute
+ * a turn). The same messages one for one.
+ */
+export function asClineXml(s: Session): Session {
+  const commandOf = new Map<string, string>();
+  const messages = s.messages.map((m, turn): Message => {
+    const text = m.content.flatMap((b) => (b.type === "text" ? [b.text] : []));
+    if (m.role === "assistant") {
+      const calls = m.content.flatMap((b) => (b.type === "tool_use" ? [b] : []));
+      const rendered = calls.map((c) => {
+        const command = (c.input as { command: string }).command;
+        commandOf.set(c.id, command);
+        return `<execute_command>\n<command>${command}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`;
+      });
+      return { role: "assistant", content: [{ type: "text", text: [...text, ...rendered].join("\n\n") }] };
+    }
+    const blocks = m.content.flatMap((b): Block[] => {
+      if (b.type !== "tool_result") return [b];
+      // The result's text as the tool form has it (mini-swe-agent's own template kept), so
+      // that the reference measure reads the same names in both.
+      const output = b.content;
+      return [
+        { type: "text", text: `[execute_command for '${commandOf.get(b.tool_use_id) ?? ""}'] Result:` },
+        { type: "text", text: output === "" ? "Command executed." : `Command executed.\nOutput:\n${output}` },
+      ];
+    });
+    const minute = String(turn % 60).padStart(2, "0");
+    const details = `<environment_details>\n# VSCode Visible Files\n(No visible files)\n\n# Current Time\n11/25/2026, 5:${minute}:00 AM (UTC)\n\n# Current Mode\nACT MODE\n</environment_details>`;
+    return { role: "user", content: [...blocks, { type: "text", text: details }] };
+  });
+  return { ...s, source: `${s.source} (Cline's XML protocol)`, messages };
+}
+
+/**
  * The session as OpenHands sends it to a model without native function calls (its
  * fn_call_converter): each tool call appended to the assistant's text as a
  * `<function=tool>` block of `<parameter=name>` values, each result the next user message

@@ -207,39 +207,50 @@ export class RetentionMeter {
 export const naiveCut = (text: string): string =>
   text.length > 16_000 ? text.slice(0, 4_000) + text.slice(-4_000) : text;
 
-type Block = Session["messages"][number]["content"][number];
+type Message = Session["messages"][number];
 
 /**
- * The output a block holds: a tool result's text, or a text-protocol observation's output
- * (a user message in one of the agents' shapes, `splitObservation`) with the agent's text
- * around it; undefined for anything else.
+ * The output each block of a message holds: a tool result's text, or a text-protocol
+ * observation's output (a user message in one of the agents' shapes, `splitObservation`)
+ * with the agent's text around it, or the text after an XML-protocol tool's heading
+ * (Cline's); undefined for anything else.
  */
-function outputOf(b: Block, role: string): { before: string; output: string; after: string } | undefined {
-  if (b.type === "tool_result") return { before: "", output: b.content, after: "" };
-  if (b.type !== "text" || role !== "user") return undefined;
-  const o = splitObservation(b.text);
-  return o && { before: o.open, output: o.output, after: o.close };
+function outputsOf(m: Message): ({ before: string; output: string; after: string } | undefined)[] {
+  let headed = false;
+  return m.content.map((b) => {
+    if (b.type === "tool_result") return { before: "", output: b.content, after: "" };
+    const after = headed;
+    headed = false;
+    if (b.type !== "text" || m.role !== "user") return undefined;
+    if (after) return { before: "", output: b.text, after: "" };
+    const o = splitObservation(b.text);
+    headed = o?.outputFollows === true;
+    return o && !o.outputFollows ? { before: o.open, output: o.output, after: o.close } : undefined;
+  });
 }
 
 /** The session with the naive rule applied to every tool result (and text-protocol observation's output). */
 export function naiveSession(s: Session): Session {
   return {
     ...s,
-    messages: s.messages.map((m) => ({
-      role: m.role,
-      content: m.content.map((b) => {
-        const o = outputOf(b, m.role);
-        if (o === undefined) return b;
-        const cut = `${o.before}${naiveCut(o.output)}${o.after}`;
-        return b.type === "tool_result" ? { ...b, content: cut } : { ...b, text: cut };
-      }),
-    })),
+    messages: s.messages.map((m) => {
+      const outputs = outputsOf(m);
+      return {
+        role: m.role,
+        content: m.content.map((b, i) => {
+          const o = outputs[i];
+          if (o === undefined) return b;
+          const cut = `${o.before}${naiveCut(o.output)}${o.after}`;
+          return b.type === "tool_result" ? { ...b, content: cut } : { ...b, text: cut };
+        }),
+      };
+    }),
   };
 }
 
 /** Whether the naive rule cuts anything in the session. */
 export const naiveCuts = (s: Session): boolean =>
-  s.messages.some((m) => m.content.some((b) => (outputOf(b, m.role)?.output.length ?? 0) > 16_000));
+  s.messages.some((m) => outputsOf(m).some((o) => (o?.output.length ?? 0) > 16_000));
 
 export function replay(
   provider: Provider,

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { CONTEXT_LEVELS, compressInputText, countExactTokens, type Provider, segment } from "@terse/compression";
 import { REPO_ROOT } from "@terse/testkit";
 import {
+  asClineXml,
   asOpenHandsText,
   asTextProtocol,
   FOLDERS,
@@ -37,6 +38,7 @@ const ms = (x: number) => x.toFixed(2);
 
 /** One row group of the report: a corpus folder, the text-protocol replay, the generated sessions. */
 const MID_GROUP = "generated, 10-100 KB";
+const CLINE_GROUP = "mini-swe-agent, Cline's XML protocol";
 /** The generated groups: where the saving target applies (sessions dominated by 10,000-100,000+ character results). */
 const isGenerated = (g: { name: string }) => g.name.startsWith("generated");
 interface Group {
@@ -431,6 +433,8 @@ const t0 = Date.now();
 const all = loadSessions();
 const mini = all.filter((s) => s.source === "mini-swe-agent").filter((_, i) => !quick || i % 10 === 0);
 const openHands = all.filter((s) => s.source === "openhands-example");
+// Cline's XML protocol, rebuilt from a fifth of the mini-swe-agent sessions (every fifth).
+const miniFifth = mini.filter((_, i) => i % 5 === 0);
 const groups: Group[] = [
   ...FOLDERS.filter((f) => f !== "mini-swe-agent").map((f) => ({
     name: f,
@@ -440,6 +444,7 @@ const groups: Group[] = [
   { name: "openhands-example, text protocol", sessions: openHands.map(asOpenHandsText), toolForms: openHands },
   { name: "mini-swe-agent", sessions: mini },
   { name: "mini-swe-agent, text protocol", sessions: mini.map(asTextProtocol), toolForms: mini },
+  { name: CLINE_GROUP, sessions: miniFifth.map(asClineXml), toolForms: miniFifth },
   ...(quick
     ? []
     : [

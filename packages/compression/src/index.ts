@@ -1,5 +1,5 @@
 import { type CompressionSettingsOfKey, compressionSettingsOf } from "@terse/keys/settings";
-import { ADAPTERS, isRecord, type RequestFormat, splitObservation, type WireFormat } from "@terse/wire-formats";
+import { ADAPTERS, commandOutputTexts, isRecord, type RequestFormat, type WireFormat } from "@terse/wire-formats";
 import { compressContext, forgetContextWork } from "./context/compress-context.ts";
 import { compressInputText, forgetInputTexts } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
@@ -92,8 +92,9 @@ export function compressRequest(provider: Provider, body: unknown, settings: Com
   // resends every changed result each turn); the parts changed after it are counted here.
   const contextSaved = context && context.changed > 0 ? context.tokensSaved : 0;
   // A text-protocol observation is command output, not the user's prose: input compression leaves it alone.
+  const isOutput = commandOutputTexts();
   const shortened = settings.auto_compress_input
-    ? format.mapPromptTexts(contextBody, (text) => (splitObservation(text) ? text : compressInputText(text)))
+    ? format.mapPromptTexts(contextBody, (text) => (isOutput(text) ? text : compressInputText(text)))
     : contextBody;
   const contextNote = context && context.changed > 0 ? `; context: ${context.changed} tool results shortened` : "";
 

@@ -2,7 +2,7 @@ import { seededRandom } from "@terse/testkit";
 import { splitObservation } from "@terse/wire-formats";
 import { expect } from "chai";
 import fc from "fast-check";
-import { SHAPES } from "../../wire-formats/test/observation-shapes.ts";
+import { ENVIRONMENT_DETAILS, HEADED_SHAPES, SHAPES } from "../../wire-formats/test/observation-shapes.ts";
 import { kindOf, programOf, viewedFile } from "../src/context/kinds.ts";
 import { type CompressionSettings, compressRequest, type Provider } from "../src/index.ts";
 import { contextSettings } from "./settings.ts";
@@ -722,6 +722,93 @@ describe("text-protocol observations of other agents (SWE-agent, Aider, OpenHand
   }
 });
 
+/** A conversation whose messages are lists of text blocks (parts), in one provider's format. */
+function blockConversation(provider: Provider, messages: { role: "user" | "assistant"; texts: string[] }[]) {
+  if (provider === "gemini")
+    return {
+      model: "gemini-test",
+      contents: messages.map((m) => ({
+        role: m.role === "assistant" ? "model" : "user",
+        parts: m.texts.map((text) => ({ text })),
+      })),
+    };
+  return {
+    model: "test",
+    max_tokens: 100,
+    messages: messages.map((m) => ({ role: m.role, content: m.texts.map((text) => ({ type: "text", text })) })),
+  };
+}
+
+/** Every message's texts (blocks or parts), in order. */
+function blockTexts(body: unknown): string[][] {
+  const b = body as { messages?: { role: string; content: unknown }[]; contents?: { parts: { text: string }[] }[] };
+  // OpenAI's instruction is a system message of its own.
+  const messages = b.messages?.filter((m) => m.role !== "system").map((m) => m.content as { text: string }[]);
+  return (messages ?? b.contents?.map((c) => c.parts) ?? []).map((ps) => ps.map((p) => p.text));
+}
+
+describe("Cline's XML tool protocol (and Roo Code's, Kilo Code's): the result in the text after its heading", () => {
+  const task = "<task>\nFix the failing test.\n</task>";
+  const xmlCall = (tool: string, params: Record<string, string>) =>
+    `I'll look.\n\n<${tool}>\n${Object.entries(params)
+      .map(([k, v]) => `<${k}>${v}</${k}>`)
+      .join("\n")}\n</${tool}>`;
+  const run = xmlCall("execute_command", { command: "python -m pytest -x", requires_approval: "false" });
+  const heading = "[execute_command for 'python -m pytest -x'] Result:";
+  const result = (provider: Provider, call: string, blocks: string[], settings = contextSettings("standard")) => {
+    const body = blockConversation(provider, [
+      { role: "user", texts: [task, ENVIRONMENT_DETAILS] },
+      { role: "assistant", texts: [call] },
+      { role: "user", texts: blocks },
+    ]);
+    return blockTexts(compressRequest(provider, body, settings).body).at(-1) as string[];
+  };
+
+  for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
+    it(`${provider}: the output is compressed; the heading and the environment details stay as sent`, () => {
+      const output = `Command executed.\nOutput:\n${bigLog(600)}`;
+      const [head, out, details] = result(provider, run, [heading, output, ENVIRONMENT_DETAILS]);
+      expect(head).to.equal(heading);
+      expect(details).to.equal(ENVIRONMENT_DETAILS);
+      expect((out as string).length).to.be.below(output.length / 3);
+      // Its report stays as sent, its errors are kept, and its marker names the command.
+      expect(out?.startsWith("Command executed.\nOutput:\n")).to.equal(true);
+      expect(out).to.include("test_module_5.py ... ERROR");
+      expect(out).to.include("python -m pytest -x");
+    });
+
+    it(`${provider}: a file read_file read is a file view (spared as one), a listing of the same size is cut`, () => {
+      const file = source(120, seededRandom(7)).join("\n");
+      expect(file.length).to.be.within(7_000, 11_000);
+      const read = xmlCall("read_file", { path: "src/app.py" });
+      expect(result(provider, read, ["[read_file for 'src/app.py'] Result:", file])[1]).to.equal(file);
+      // Roo Code's read of one file, in its `<args>` form.
+      const rooRead = "<read_file>\n<args>\n<file>\n<path>src/app.py</path>\n</file>\n</args>\n</read_file>";
+      expect(result(provider, rooRead, ["[read_file for 'src/app.py'] Result:", file])[1]).to.equal(file);
+      const list = xmlCall("list_files", { path: "src", recursive: "true" });
+      const listed = result(provider, list, ["[list_files for 'src'] Result:", file])[1] as string;
+      expect(listed.length).to.be.below(file.length);
+    });
+
+    it(`${provider}: a heading of another tool than the call, or with no call before it, is a person's text`, () => {
+      const output = bigLog(600);
+      const read = xmlCall("read_file", { path: "src/app.py" });
+      expect(result(provider, read, [heading, output])).to.deep.equal([heading, output]);
+      expect(result(provider, "Done. Anything else?", [heading, output])).to.deep.equal([heading, output]);
+      // The heading must be the whole block: a person quoting it is not the agent.
+      const quoted = `Why did this fail? ${heading}`;
+      expect(result(provider, run, [quoted, output])).to.deep.equal([quoted, output]);
+    });
+
+    it(`${provider}: input compression leaves the output after a heading as sent, and compresses a person's prose`, () => {
+      const prose = "Please make sure that the value of the setting is in the range that the docs give.";
+      const settings = { ...contextSettings("standard"), auto_compress_input: true };
+      expect(result(provider, run, [heading, prose, ENVIRONMENT_DETAILS], settings)[1]).to.equal(prose);
+      expect(result(provider, "Done. Anything else?", [prose], settings)[0]).to.not.equal(prose);
+    });
+  }
+});
+
 describe("observation shapes (property)", () => {
   // Outputs made of what could confuse a shape: its own tags, prompts and line ends.
   const piece = fc.oneof(
@@ -778,8 +865,7 @@ describe("observation shapes (property)", () => {
           if (!shape.name.startsWith("SWE-agent 0.x prompt"))
             expect(splitObservation(`${said}\n${text}`)).to.equal(undefined);
           // SWE-agent 1.x's and OpenHands' are their beginning (everything after the heading is output).
-          if (!["SWE-agent 1.x", "OpenHands without native function calls"].includes(shape.name))
-            expect(splitObservation(`${text}\n${said}`)).to.equal(undefined);
+          if (!HEADED_SHAPES.includes(shape.name)) expect(splitObservation(`${text}\n${said}`)).to.equal(undefined);
         }),
         { numRuns: 200 },
       );

@@ -22,6 +22,11 @@ import { commandOf } from "./tool-command.ts";
 //   answer suggested ("Output from <command>"), its command one of that answer's.
 // - OpenHands without native function calls (its fn_call_converter): "EXECUTION RESULT of
 //   [tool]:" then the output, answering a `<function=tool>` call of that tool.
+// - Cline, Roo Code and Kilo Code in their XML tool protocol: the heading `[tool for '..']
+//   Result:` in a text block of its own and the output in the next (their pushToolResult),
+//   or both in one text where a provider's conversion joined them, before the
+//   `<environment_details>` block they add to every message; answering the `<tool>` call of
+//   the assistant message before (`<read_file>\n<path>a.ts</path>\n</read_file>`).
 // What the agents send that holds no command output (format errors, "ran successfully and
 // did not produce any output") is no observation here: there is nothing in it to compress.
 
@@ -36,6 +41,8 @@ export interface Observation {
   tool?: string;
   /** Whether the message is an observation only as the answer to an assistant's action. */
   needsAction: boolean;
+  /** Whether the output is the next text of the message, this one its heading alone (Cline's XML protocol). */
+  outputFollows: boolean;
 }
 
 /**
@@ -68,8 +75,25 @@ function byStart(text: string): Observation | undefined {
       return text.startsWith("I ran this command:\n\n") ? headed(AIDER_RUN, text, false) : undefined;
     case 0x45 /* E */:
       return text.startsWith("EXECUTION RESULT of [") ? openHands(text) : undefined;
+    case 0x5b /* [ */:
+      return xmlToolResult(text);
   }
   return undefined;
+}
+
+/**
+ * A test over the texts of a request's user messages, taken in order: whether each has an
+ * observation's shape or follows an XML-protocol tool's heading (the output in a text of its
+ * own). What input compression leaves as sent: command output is not a person's prose.
+ */
+export function commandOutputTexts(): (text: string) => boolean {
+  let headed = false;
+  return (text) => {
+    const output = headed;
+    const o = splitObservation(text);
+    headed = o?.outputFollows === true;
+    return output || o !== undefined;
+  };
 }
 
 /**
@@ -156,6 +180,35 @@ function openHands(text: string): Observation | undefined {
   return split(text, m[0].length, text.length, true, undefined, tool);
 }
 
+/**
+ * Cline's heading of a tool's result (its toolDescription): the tool, and what it was called
+ * for, quoted (a command may span lines) or not (Roo Code's `for 3 files`), or nothing.
+ * Their tools' names all have an underscore, as the calls actionOf reads do.
+ */
+const XML_TOOL_HEADING =
+  /^\[(?<tool>[a-z]+(?:_[a-z]+)+)(?: for (?:'[\s\S]{0,2000}?'|[^'\]\n][^\]\n]{0,200}))?\] Result:(?:\n|$)/;
+/** What Cline and Roo Code add to every user message, after the tool's result. */
+const ENVIRONMENT_DETAILS = "<environment_details>";
+const ENVIRONMENT_DETAILS_END = "</environment_details>";
+
+function xmlToolResult(text: string): Observation | undefined {
+  const m = XML_TOOL_HEADING.exec(text);
+  const tool = m?.groups?.tool;
+  if (!m || tool === undefined) return undefined;
+  const start = m[0].length;
+  // The heading's own block (exactly the heading: pushToolResult's first text).
+  if (start === text.length && !text.endsWith("\n")) return split(text, start, start, true, undefined, tool, true);
+  let end = text.length;
+  if (text.endsWith(ENVIRONMENT_DETAILS_END, endOfText(text))) {
+    const details = text.lastIndexOf(ENVIRONMENT_DETAILS);
+    if (details >= start && (details === start || text.charAt(details - 1) === "\n")) {
+      end = details;
+      while (end > start && text.charAt(end - 1) === "\n") end--;
+    }
+  }
+  return split(text, start, end, true, undefined, tool);
+}
+
 /** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state (and, for CTFs, its interactive session) and prompt. */
 const SWE_PROMPT_TAIL =
   /^\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)(?:\n\(Interactive session: [^\n]*\))?\nbash-\$\s*$/;
@@ -187,6 +240,7 @@ function split(
   needsAction: boolean,
   command?: string,
   tool?: string,
+  outputFollows = false,
 ): Observation {
   return {
     open: text.slice(0, start),
@@ -195,6 +249,7 @@ function split(
     command,
     tool,
     needsAction,
+    outputFollows,
   };
 }
 
@@ -218,16 +273,20 @@ const FENCE = /```[\w.+-]*[ \t]*\n([\s\S]*?)\n?```/g;
 const COMMAND_TAG = /<(command|mswea_bash_command)>([\s\S]*?)<\/\1>/g;
 const FUNCTION_CALL = /<function=([^>\n]+)>\n([\s\S]*?)<\/function>/g;
 const PARAMETER = /<parameter=([\w-]+)>([\s\S]*?)<\/parameter>/g;
+/** Cline's and Roo Code's XML tool call: `<tool_name>`, its parameters as tags, `</tool_name>`. */
+const XML_CALL = /<([a-z]+(?:_[a-z]+)+)>(\s*<[a-z]+(?:_[a-z]+)*>[\s\S]*?)<\/\1>/g;
+const XML_PARAMETER = /<([a-z]+(?:_[a-z]+)*)>([\s\S]*?)<\/\1>/g;
 
 /**
  * The action of an agent's message, or undefined: its command blocks are fenced code
  * blocks (any info string: ```bash, mini-swe-agent 2.x's ```mswea_bash_command, SWE-agent's
  * bare ```), the `<command>` / `<mswea_bash_command>` tags of XML protocols, and the
- * `<function=tool>` calls of OpenHands' (whose command is their `command` parameter, as a
- * native call's is); the last to end is the action the next user message answers.
+ * `<function=tool>` calls of OpenHands' and the `<tool_name>` calls of Cline's and Roo
+ * Code's (whose command is their `command` parameter, as a native call's is); the last to
+ * end is the action the next user message answers.
  */
 export function actionOf(text: string): TextAction | undefined {
-  const found: { end: number; body: string; tool?: string; args?: Record<string, string> }[] = [];
+  const found: { end: number; body: string; tool?: string; args?: Record<string, unknown> }[] = [];
   for (const m of text.matchAll(FENCE)) found.push({ end: m.index + m[0].length, body: m[1] ?? "" });
   if (text.includes("</command>") || text.includes("</mswea_bash_command>"))
     for (const m of text.matchAll(COMMAND_TAG)) found.push({ end: m.index + m[0].length, body: m[2] ?? "" });
@@ -236,6 +295,13 @@ export function actionOf(text: string): TextAction | undefined {
       const call = m[2] ?? "";
       const args = parametersOf(call);
       found.push({ end: m.index + m[0].length, body: args.command ?? call, tool: m[1], args });
+    }
+  if (text.includes("</"))
+    for (const m of text.matchAll(XML_CALL)) {
+      const call = m[2] ?? "";
+      const args = xmlParametersOf(call);
+      const body = typeof args.command === "string" ? args.command : call;
+      found.push({ end: m.index + m[0].length, body, tool: m[1], args });
     }
   if (found.length === 0) return undefined;
   found.sort((a, b) => a.end - b.end);
@@ -250,6 +316,18 @@ export function actionOf(text: string): TextAction | undefined {
     ...(last.tool === undefined ? {} : { tool: last.tool }),
     ...(shell ? { shell } : {}),
   };
+}
+
+/**
+ * An XML call's parameters, trimmed (a repeated one: its first). Roo Code's read of files
+ * (`<args><file><path>a.ts</path></file>..</args>`) becomes `files`, as its native call has it.
+ */
+function xmlParametersOf(call: string): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const m of call.matchAll(XML_PARAMETER)) args[m[1] as string] ??= (m[2] as string).trim();
+  if (typeof args.args === "string" && args.args.includes("</file>"))
+    args.files = [...args.args.matchAll(/<file>([\s\S]*?)<\/file>/g)].map((f) => xmlParametersOf(f[1] as string));
+  return args;
 }
 
 /** A `<function=tool>` call's parameters, trimmed, as the tool call's arguments would be (a repeated one: its first). */

@@ -123,6 +123,11 @@ export class Actions {
    * without one answers the call of its name in the same place.
    */
   private byName: Map<string, string[]> | undefined;
+  /**
+   * Set by an XML-protocol tool's heading (Cline's `[tool for '..'] Result:` block): the
+   * message's next text is that tool's output, with this command (or "" for none).
+   */
+  private headed: string | undefined;
 
   constructor(from?: Actions) {
     this.byId = new Map(from?.byId);
@@ -156,11 +161,21 @@ export class Actions {
     return this.byName?.get(name)?.shift() || undefined;
   }
 
-  /** A user message's text with the output of an observation transformed (tags kept); any other text unchanged. */
+  /**
+   * A user message's text (each of its texts in order) with the output of an observation
+   * transformed (tags kept); any other text unchanged.
+   */
   observation(text: string, ref: string, transform: ResultTransform): string {
+    const headed = this.headed;
+    this.headed = undefined;
+    if (headed !== undefined) return transform(text, ref, headed === "" ? undefined : headed);
     const o = splitObservation(text);
     if (!o || !answers(o, this.action)) return text;
-    const command = o.command ?? this.action?.shell;
+    const command = o.command ?? this.action?.shell ?? "";
+    if (o.outputFollows) {
+      this.headed = command;
+      return text;
+    }
     const next = transform(o.output, ref, command === "" ? undefined : command);
     return next === o.output ? text : o.open + next + o.close;
   }
@@ -169,6 +184,7 @@ export class Actions {
   answered(): void {
     this.action = undefined;
     this.byName = undefined;
+    this.headed = undefined;
   }
 }
 

@@ -2,7 +2,8 @@
 // it (mini-swe-agent's `observation_template` / `action_observation_template` and 1.x
 // `timeout_template`, SWE-agent's `next_step_template` of its 0.7, thought-action and
 // `bash_only` configs and its default truncated template, Aider's `run_output` prompt and
-// shell-command output, OpenHands' non-function-calling tool result), for the tests of the observation shapes here and in compression.
+// shell-command output, OpenHands' non-function-calling tool result, Cline's XML-protocol
+// result), for the tests of the observation shapes here and in compression.
 
 const TOO_LONG_MINI = [
   "<warning>",
@@ -13,6 +14,14 @@ const TOO_LONG_MINI = [
   "If you really need to see something from the full command's output, you can redirect output to a file and then search in that file.",
   "</warning>",
 ].join("\n");
+
+/** Cline's (and Roo Code's) call of a command in its XML tool protocol. */
+export const CLINE_CALL =
+  "I'll run the tests.\n\n<execute_command>\n<command>python -m pytest -x</command>\n<requires_approval>false</requires_approval>\n</execute_command>";
+
+/** What Cline adds to every user message. */
+export const ENVIRONMENT_DETAILS =
+  "<environment_details>\n# VSCode Visible Files\nsrc/app.py\n\n# Current Time\n11/25/2026, 5:02:11 AM (UTC)\n\n# Current Mode\nACT MODE\n</environment_details>";
 
 /**
  * Each agent's observation of `output`, as the agent renders it; `command` where the
@@ -90,4 +99,24 @@ export const SHAPES: {
     action:
       "Let me run the tests.\n<function=execute_bash>\n<parameter=command>python -m pytest -x</parameter>\n</function>",
   },
+  {
+    name: "Cline's XML protocol, heading and output in one text",
+    render: (o) => `[execute_command for 'python -m pytest -x'] Result:\n${o}`,
+    needsAction: true,
+    action: CLINE_CALL,
+  },
+  {
+    name: "Cline's XML protocol, before its environment details",
+    render: (o) => `[execute_command for 'python -m pytest -x'] Result:\n${o}\n\n${ENVIRONMENT_DETAILS}`,
+    needsAction: true,
+    action: CLINE_CALL,
+  },
+];
+
+/** Shapes whose output is all after their heading: words after them are output. */
+export const HEADED_SHAPES = [
+  "SWE-agent 1.x",
+  "OpenHands without native function calls",
+  "Cline's XML protocol, heading and output in one text",
+  "Cline's XML protocol, before its environment details",
 ];

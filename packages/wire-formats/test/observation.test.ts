@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { ADAPTERS, type WireFormat } from "../src/index.ts";
 import { actionOf, answers, splitObservation } from "../src/observation.ts";
-import { SHAPES } from "./observation-shapes.ts";
+import { ENVIRONMENT_DETAILS, SHAPES } from "./observation-shapes.ts";
 
 // Each text-protocol agent's observation, as its template renders it, splits into the
 // agent's text and the command output, and joins back byte for byte; a message that only
@@ -37,6 +37,7 @@ describe("text-protocol observation shapes", () => {
       command: undefined,
       tool: undefined,
       needsAction: true,
+      outputFollows: false,
     });
   });
 
@@ -133,6 +134,80 @@ describe("text-protocol observation shapes", () => {
   });
 });
 
+describe("Cline's XML tool protocol (Roo Code's, Kilo Code's)", () => {
+  it("a heading's own text says the output is the next text; a heading with text after it holds its output", () => {
+    for (const heading of [
+      "[execute_command for 'python -m pytest -x'] Result:",
+      "[execute_command for 'cd /w &&\npytest'] Result:",
+      "[read_file for 'src/a.ts', 'src/b.ts'] Result:",
+      "[read_file for 3 files] Result:",
+      "[attempt_completion] Result:",
+    ]) {
+      const alone = splitObservation(heading);
+      expect(alone, heading).to.deep.include({ open: heading, output: "", close: "", outputFollows: true });
+      const joined = splitObservation(`${heading}\n${LOG}`);
+      expect(joined, heading).to.deep.include({ open: `${heading}\n`, output: LOG, outputFollows: false });
+    }
+    expect(splitObservation("[execute_command for 'ls'] Result:\n")).to.deep.include({
+      output: "",
+      outputFollows: false,
+    });
+  });
+
+  it("near-misses of a heading are no observation", () => {
+    for (const text of [
+      "[execute_command for 'ls'] Result",
+      "[execute_command for 'ls'] Result: it failed",
+      "[Execute_command for 'ls'] Result:",
+      "[ls] Result:",
+      "[execute_command for 'ls']\nResult:",
+      "See [execute_command for 'ls'] Result:",
+      " [execute_command for 'ls'] Result:",
+      "[execute_command for 'ls'] Result:\n\nok\n<environment_details>\nx\n</environment_details> and more",
+    ])
+      expect(splitObservation(text)?.outputFollows ?? false, text).to.equal(false);
+    expect(splitObservation("[ls] Result:\nfoo")).to.equal(undefined);
+    expect(splitObservation("See [execute_command for 'ls'] Result:\nfoo")).to.equal(undefined);
+  });
+
+  it("the calls in an assistant's text are actions of their tools, with the command or file they stand for", () => {
+    const call =
+      "<execute_command>\n<command>python -m pytest -x</command>\n<requires_approval>false</requires_approval>\n</execute_command>";
+    expect(actionOf(`I'll run the tests.\n\n${call}`)).to.deep.include({
+      command: "python -m pytest -x",
+      tool: "execute_command",
+      shell: "python -m pytest -x",
+    });
+    expect(actionOf("<read_file>\n<path>src/app.ts</path>\n</read_file>")).to.deep.include({
+      tool: "read_file",
+      shell: "cat -n src/app.ts",
+    });
+    // Roo Code's read of one file, and of two (no one file is the result).
+    const roo = (...paths: string[]) =>
+      `<read_file>\n<args>\n${paths.map((p) => `<file>\n<path>${p}</path>\n</file>`).join("\n")}\n</args>\n</read_file>`;
+    expect(actionOf(roo("src/app.ts"))).to.deep.include({ tool: "read_file", shell: "cat -n src/app.ts" });
+    expect(actionOf(roo("src/a.ts", "src/b.ts"))?.shell).to.equal(undefined);
+    expect(actionOf("<list_files>\n<path>src</path>\n<recursive>true</recursive>\n</list_files>")).to.deep.include({
+      tool: "list_files",
+    });
+    // The last to end is the action, whichever form it takes.
+    expect(actionOf(`${call}\nthen\n\`\`\`bash\nls\n\`\`\``)?.command).to.equal("ls");
+    // A tag that holds no parameters, or a one-word tag, is no call.
+    expect(actionOf("<file_name>app.ts</file_name>")).to.equal(undefined);
+    expect(actionOf("<details>\n<summary>x</summary>\n</details>")).to.equal(undefined);
+  });
+
+  it("a result answers a call of the tool its heading names, and no other", () => {
+    const o = splitObservation(`[execute_command for 'python -m pytest -x'] Result:\n${LOG}`);
+    if (!o) throw new Error("not recognised");
+    const call = (tool: string) => actionOf(`<${tool}>\n<path>src</path>\n<command>pytest</command>\n</${tool}>`);
+    expect(answers(o, call("execute_command"))).to.equal(true);
+    expect(answers(o, call("read_file"))).to.equal(false);
+    expect(answers(o, actionOf("```bash\npython -m pytest -x\n```"))).to.equal(false);
+    expect(answers(o, undefined)).to.equal(false);
+  });
+});
+
 describe("the latest user text (what smart detect reads) passes over observations only", () => {
   const task = `Fix the ordering bug.\n\n(Open file: n/a)\n(Current directory: /repo)\nbash-$`;
   const action = "Let me look.\n```\nls\n```";
@@ -169,6 +244,40 @@ describe("the latest user text (what smart detect reads) passes over observation
   };
   for (const [format, body] of Object.entries(bodies)) {
     it(`${format}: SWE-agent's task, which ends in its shell prompt as observations do, is the user's text`, () => {
+      expect(ADAPTERS[format as WireFormat].view.latestUserText(body)).to.equal(task);
+    });
+  }
+});
+
+describe("the latest user text passes over Cline's results, its heading and output in texts of their own", () => {
+  const task = "<task>\nFix the ordering bug.\n</task>";
+  const call = "<execute_command>\n<command>pytest</command>\n</execute_command>";
+  const result = ["[execute_command for 'pytest'] Result:", LOG, ENVIRONMENT_DETAILS];
+  const bodies: Record<string, Record<string, unknown>> = {
+    openai: {
+      messages: [
+        { role: "user", content: [{ type: "text", text: task }] },
+        { role: "assistant", content: call },
+        { role: "user", content: result.map((text) => ({ type: "text", text })) },
+      ],
+    },
+    anthropic: {
+      messages: [
+        { role: "user", content: [{ type: "text", text: task }] },
+        { role: "assistant", content: [{ type: "text", text: call }] },
+        { role: "user", content: result.map((text) => ({ type: "text", text })) },
+      ],
+    },
+    gemini: {
+      contents: [
+        { role: "user", parts: [{ text: task }] },
+        { role: "model", parts: [{ text: call }] },
+        { role: "user", parts: result.map((text) => ({ text })) },
+      ],
+    },
+  };
+  for (const [format, body] of Object.entries(bodies)) {
+    it(`${format}: the task is the user's text`, () => {
       expect(ADAPTERS[format as WireFormat].view.latestUserText(body)).to.equal(task);
     });
   }

@@ -9,7 +9,8 @@ import { type Harness, sdkClients, startHarness } from "./harness.ts";
 // `<returncode>..</returncode><output>..</output>`; SWE-agent's output, then its shell's
 // state and prompt). Through the data plane, with context compression on, such an
 // observation reaches the upstream compressed like a tool result, while a message a person
-// typed in the same shape arrives as typed.
+// typed in the same shape arrives as typed. Cline's XML tool protocol sends the output in a
+// text block of its own, after its heading's.
 
 /** A pytest run's output, long enough for `standard` to shorten. */
 const testRun = Array.from({ length: 400 }, (_, i) =>
@@ -92,6 +93,33 @@ describe("data plane: text-protocol observations", () => {
     const out = messages[2]?.content ?? "";
     expect(out.length).to.be.below(sweObservation.length / 2);
     expect(out.endsWith(sweState)).to.equal(true);
+    expect(out).to.include("tests/test_query.py::test_nulls_last FAILED");
+    expect(out).to.include("`python -m pytest tests/test_query.py -v` shows all");
+  });
+
+  it("Cline's XML-protocol result, the output in the text after its heading, reaches the upstream compressed (Anthropic SDK)", async () => {
+    const call =
+      "I'll run the query tests.\n\n<execute_command>\n<command>python -m pytest tests/test_query.py -v</command>\n<requires_approval>false</requires_approval>\n</execute_command>";
+    const heading = "[execute_command for 'python -m pytest tests/test_query.py -v'] Result:";
+    const output = `Command executed.\nOutput:\n${testRun}`;
+    const details = "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>";
+    const result = [heading, output, details].map((text) => ({ type: "text" as const, text }));
+    await anthropic.messages.create({
+      model: "claude-test-cline",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: [{ type: "text", text: "<task>\nFix the ordering bug.\n</task>" }] },
+        { role: "assistant", content: [{ type: "text", text: call }] },
+        { role: "user", content: result },
+      ],
+    });
+    const messages = h.fake.received[0]?.body.messages as { role: string; content: { text: string }[] }[];
+    expect(messages[1]?.content).to.deep.equal([{ type: "text", text: call }]);
+    const [head, out, tail] = (messages[2]?.content ?? []).map((b) => b.text);
+    expect(head).to.equal(heading);
+    expect(tail).to.equal(details);
+    expect(out?.length).to.be.below(output.length / 2);
+    expect(out?.startsWith("Command executed.\nOutput:\n")).to.equal(true);
     expect(out).to.include("tests/test_query.py::test_nulls_last FAILED");
     expect(out).to.include("`python -m pytest tests/test_query.py -v` shows all");
   });
