@@ -1,11 +1,12 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { expect } from "chai";
 import type { ReceivedRequest } from "@terse/fake-provider";
+import { expect } from "chai";
 import {
   type AgentContext,
   type AgentRun,
   carriesInstruction,
+  compressingKey,
   expectAgentTraffic,
   expectRecallTraffic,
   modelCalls,
@@ -33,12 +34,12 @@ const SETTINGS = {
   telemetry: { enabled: false },
 };
 
-/** `gemini -p prompt` in the trusted workspace with `serviceKey`. */
-function gemini(ctx: AgentContext, serviceKey: string, prompt: string): Promise<AgentRun> {
+/** `gemini -p prompt` in the trusted workspace with `serviceKey` (and any further flags). */
+function gemini(ctx: AgentContext, serviceKey: string, prompt: string, flags: string[] = []): Promise<AgentRun> {
   const { agent, ws } = ctx;
   return runCli(
     "@google/gemini-cli/bundle/gemini.js",
-    ["-p", prompt, "--output-format", "json"],
+    ["-p", prompt, "--output-format", "json", ...flags],
     {
       GOOGLE_GEMINI_BASE_URL: agent.rig.system.dataPlaneUrl,
       GEMINI_API_KEY: serviceKey,
@@ -87,6 +88,41 @@ describe("Gemini CLI through terse", function () {
     expect(routing, "the JSON-mode routing call").not.to.be.empty;
     for (const call of routing) expect(carriesInstruction(call), "instruction in a JSON-mode call").to.equal(false);
     expect(calls.map((r) => r.endpoint)).to.include("streamGenerateContent");
+  });
+
+  it("with context compression on, a command's long JSON output reaches the model shortened as JSON, Gemini CLI's report and process group kept", async () => {
+    const { agent, ws } = ctx;
+    const key = await compressingKey(agent, "agent_gemini_shell");
+    const items = Array.from({ length: 400 }, (_, i) => ({ number: i, title: `issue title ${i}`, state: "open" }));
+    const json = JSON.stringify({ total: 400, failed: ws.marker, items }, null, 2);
+    // A tool whose answer the command prints (`cat` of it would be a file's view, cut as one).
+    await writeFile(join(ws.dir, "issues.json"), json);
+    await writeFile(join(ws.dir, "issues.sh"), "cat issues.json\n");
+    const script = { name: "run_shell_command", arguments: { command: "sh issues.sh" }, answer: "400 issues." };
+    agent.rig.fake.reset();
+    agent.rig.fake.set({ toolCall: script });
+
+    // --yolo: a command runs without asking, as it must with no one at a prompt.
+    const run = await gemini(ctx, key.raw_key, "How many issues are open?", ["--yolo"]);
+    expect(answerOf(run)).to.equal(script.answer);
+    const outputs = modelCalls(agent.rig.fake.received).flatMap((r) =>
+      (r.body.contents as { parts?: { functionResponse?: { name: string; response: { output?: string } } }[] }[])
+        .flatMap((c) => c.parts ?? [])
+        .flatMap((p) => (p.functionResponse?.name === "run_shell_command" ? [p.functionResponse.response.output] : [])),
+    );
+    expect(outputs, "the command's result reached the model").not.to.be.empty;
+    for (const output of outputs) {
+      // Gemini CLI's own form (0.61): the output starts on its report's line, its process group
+      // after it, all in its envelope of outside content.
+      const parts = /^<untrusted_context>\nOutput: ([\s\S]*)\nProcess Group PGID: \d+\n<\/untrusted_context>$/.exec(
+        output ?? "",
+      );
+      expect(parts, output?.slice(0, 300)).to.not.equal(null);
+      const answer = parts?.[1] ?? "";
+      expect(answer.length).to.be.below(json.length / 3);
+      // Shortened as JSON between Gemini CLI's lines, it is still JSON.
+      expect(JSON.parse(answer)).to.deep.include({ total: 400, failed: ws.marker });
+    }
   });
 
   it("with context compression on, gets terse's answer to a terse_recall call and one clean answer, streamed", async () => {

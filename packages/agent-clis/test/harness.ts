@@ -5,14 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type Intensity, instructionFor } from "@terse/compression";
-import { recallKeyFor } from "@terse/keys";
 import {
   type Endpoint,
   type ReceivedRequest,
-  type ScriptedToolCall,
   resultText,
+  type ScriptedToolCall,
   toolResultIn,
 } from "@terse/fake-provider";
+import { recallKeyFor } from "@terse/keys";
 import { type Account, type CreatedKey, type Rig, startRig } from "@terse/reliability";
 import { REPO_ROOT, startProcess, waitFor } from "@terse/testkit";
 import { expect } from "chai";
@@ -315,7 +315,8 @@ function accountIdOf(account: Account): string {
 }
 
 /** A new key of the rig's account with context compression turned on as a user does it: PATCH /v1/auth/keys/{id}. */
-async function compressingKey(agent: AgentRig, name: string): Promise<CreatedKey> {
+/** A key of the agent's account with context compression on. */
+export async function compressingKey(agent: AgentRig, name: string): Promise<CreatedKey> {
   const key = await agent.rig.system.createKey(agent.account, name);
   const res = await fetch(`${agent.rig.system.controlPlaneUrl}/v1/auth/keys/${key.id}`, {
     method: "PATCH",

@@ -128,6 +128,20 @@ describe("context compression", () => {
     expect(resultText(rebuilt.body, 2)).to.equal(resultText(out.body, 2));
   });
 
+  it("finds a repeated output by the output alone, before what the tool puts after it (Gemini CLI's process group)", () => {
+    const file = fileView(1, 60);
+    const run = (pgid: number) => `Output: ${file}\nProcess Group PGID: ${pgid}`;
+    const out = compressRequest(
+      "anthropic",
+      anthropicSession([run(2075), "short", run(2301)]),
+      contextSettings("standard"),
+    );
+    expect(resultText(out.body, 0)).to.equal(run(2075));
+    expect(resultText(out.body, 2)).to.equal(
+      `Output: [terse: same output as tool result toolu_0 above (${file.length} characters)]\nProcess Group PGID: 2301`,
+    );
+  });
+
   it("keeps a tool's report as sent where the output goes on to repeat lines an earlier result shows", () => {
     // The report's lines are the earlier report's too (all but the chunk id): a run of known
     // lines that starts in the report would fold it into the reference.

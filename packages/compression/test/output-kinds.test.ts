@@ -356,6 +356,28 @@ describe("output kinds", () => {
     expect((JSON.parse(answer.slice(0, -trailer.length)) as { total: number }).total).to.equal(400);
   });
 
+  it("Gemini CLI's shell result: the output is shortened as itself, its report and its sections after it stay", () => {
+    const trailer = "\nExit Code: 1\nProcess Group PGID: 2075";
+    const log = Array.from(
+      { length: 600 },
+      (_, i) =>
+        `building ${WORDS[i % 10]}/${WORDS[(i * 3) % 10]}_module_${i}.py into the ${WORDS[(i * 7) % 10]} bundle ... ok`,
+    );
+    const text = `Output: ${log.join("\n")}${trailer}`;
+    const out = compressOne("python -m pytest tests", text, "standard", "run_shell_command");
+    expect(out.length).to.be.below(text.length / 3);
+    expect(out.startsWith(`Output: ${log[0]}\n`)).to.equal(true);
+    expect(out.endsWith(trailer)).to.equal(true);
+    for (const line of log.slice(-10)) expect(out, line).to.include(line);
+    // A JSON answer is shortened as JSON, and stays JSON.
+    const items = Array.from({ length: 400 }, (_, i) => ({ number: i, title: `issue title ${i}`, state: "open" }));
+    const json = JSON.stringify({ total: 400, items }, null, 2);
+    const answer = compressOne("gh api repos/o/r/issues", `Output: ${json}${trailer}`, "standard", "run_shell_command");
+    expect(answer.length).to.be.below(json.length / 3);
+    const inner = answer.slice("Output: ".length, -trailer.length);
+    expect((JSON.parse(inner) as { total: number }).total).to.equal(400);
+  });
+
   it("Gemini CLI's read_file of a part of a file: its cut names the file's lines, from the notice that says which", () => {
     const file = source(3_000, seededRandom(13));
     const part = file.slice(2_000, 2_700);

@@ -20,6 +20,18 @@ import { endOfText } from "./observation.ts";
 //   Output:                                      <the output>
 //   <the output>
 //
+// Gemini CLI (its run_shell_command; 0.61 as the agent-CLI test captures it, and the
+// `Command:` / `Directory:` lines of 0.1x-0.2x) starts the output on the report's own line
+// and ends with sections of the run, each only where it has something to say; 0.61 wraps
+// it, as every output of a command, a fetch or an MCP tool, in `<untrusted_context>` tags:
+//
+//   <untrusted_context>
+//   Output: <the output's first line>
+//   <the rest of the output>
+//   Exit Code: 1
+//   Process Group PGID: 2075
+//   </untrusted_context>
+//
 // Compression shortens the output by its kind and keeps those lines as they are: read as
 // part of the output they would hide a JSON answer's shape and shift the line numbers a
 // view's cut names (`cat file` starts at line 1 of the output, not of the report).
@@ -54,6 +66,9 @@ export interface ToolOutput {
 
 /** A tool result split into its report, output and trailer; undefined when it has neither report nor trailer. */
 export function splitToolOutput(text: string): ToolOutput | undefined {
+  if (text.startsWith(UNTRUSTED_OPEN)) return inEnvelope(text);
+  const shell = geminiShell(text);
+  if (shell !== undefined) return shell;
   const start = reportEnd(text);
   const end = trailerStart(text, start);
   if (start === 0 && end === text.length) return undefined;
@@ -74,6 +89,45 @@ function reportEnd(text: string): number {
     if (!REPORT_LINE.test(line)) return heading;
   }
   return heading;
+}
+
+/** Gemini CLI's envelope of what a tool brought in from outside (its wrapUntrusted). */
+const UNTRUSTED_OPEN = "<untrusted_context>\n";
+const UNTRUSTED_CLOSE = "\n</untrusted_context>";
+
+/** A text in Gemini CLI's envelope: the envelope's tags are the report's start and the trailer's end. */
+function inEnvelope(text: string): ToolOutput | undefined {
+  const close = endOfText(text) - UNTRUSTED_CLOSE.length;
+  if (close < UNTRUSTED_OPEN.length - 1 || !text.startsWith(UNTRUSTED_CLOSE, close)) return undefined;
+  const inner = text.slice(UNTRUSTED_OPEN.length, close);
+  const parts = splitToolOutput(inner) ?? { report: "", output: inner, trailer: "" };
+  return {
+    report: UNTRUSTED_OPEN + parts.report,
+    output: parts.output,
+    trailer: parts.trailer + text.slice(close),
+  };
+}
+
+/** Gemini CLI's report: the command and directory (before 0.3), then `Output: ` (`Stdout: ` before 0.1x). */
+const GEMINI_REPORT = /^(?:Command: [^\n]*\nDirectory: [^\n]*\n)?(?:Output|Stdout): /;
+/** Gemini CLI's sections after the output, a line each (its `(empty)` stderr, of 0.1x, among them). */
+const GEMINI_SECTION =
+  /^(?:Stderr: \(empty\)|Error: .*|Exit Code: .*|Signal: .*|Background PIDs: .*|Process Group PGID: .*)$/;
+const GEMINI_SECTIONS = 6;
+
+/** Gemini CLI's shell result in its parts, or undefined for any other text. */
+function geminiShell(text: string): ToolOutput | undefined {
+  const first = text.charCodeAt(0);
+  if (first !== 0x4f /* O */ && first !== 0x43 /* C */ && first !== 0x53 /* S */) return undefined;
+  const start = GEMINI_REPORT.exec(text)?.[0].length;
+  if (start === undefined) return undefined;
+  let end = text.length;
+  for (let n = 0; n < GEMINI_SECTIONS; n++) {
+    const nl = text.lastIndexOf("\n", end - 1);
+    if (nl < start || !GEMINI_SECTION.test(text.slice(nl + 1, end))) break;
+    end = nl;
+  }
+  return { report: text.slice(0, start), output: text.slice(start, end), trailer: text.slice(end) };
 }
 
 // What agents put after an output (the trailer), each a few lines at the very end:

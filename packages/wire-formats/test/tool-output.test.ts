@@ -67,6 +67,47 @@ describe("a tool's report before its output and an agent's trailer after it", ()
     expect(splitToolOutput(report + output + trailer)).to.deep.equal({ report, output, trailer });
   });
 
+  it("Gemini CLI's shell result: its report on the output's first line, its sections after it", () => {
+    const output = '{\n  "items": [1, 2, 3]\n}';
+    const cases: [string, string][] = [
+      ["Output: ", "\nProcess Group PGID: 2075"],
+      [
+        "Output: ",
+        "\nError: spawn failed\nExit Code: 1\nSignal: SIGTERM\nBackground PIDs: 12, 13\nProcess Group PGID: 2075",
+      ],
+      ["Output: ", ""],
+      [
+        "Command: npm test\nDirectory: (root)\nOutput: ",
+        "\nError: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 27296",
+      ],
+      ["Command: ls\nDirectory: src\nStdout: ", "\nStderr: (empty)\nError: (none)\nExit Code: 0\nSignal: (none)"],
+    ];
+    for (const [report, trailer] of cases)
+      expect(splitToolOutput(report + output + trailer), report + trailer).to.deep.equal({ report, output, trailer });
+    // Gemini CLI 0.61 wraps it in its envelope of outside content: the tags go with the report and the trailer.
+    const open = "<untrusted_context>\n";
+    const close = "\n</untrusted_context>";
+    const pgid = "\nProcess Group PGID: 11406";
+    expect(splitToolOutput(`${open}Output: ${output}${pgid}${close}`)).to.deep.equal({
+      report: `${open}Output: `,
+      output,
+      trailer: pgid + close,
+    });
+    // Any other output in it (a fetched page) is all output.
+    expect(splitToolOutput(`${open}${output}${close}\n`)).to.deep.equal({
+      report: open,
+      output,
+      trailer: `${close}\n`,
+    });
+    expect(splitToolOutput(`${open}${output}`)).to.equal(undefined);
+    // Lines in a section's form inside the output are output.
+    const inside = `Output: Exit Code: 3\n${output}\nProcess Group PGID: 1`;
+    expect(splitToolOutput(inside)?.output).to.equal(`Exit Code: 3\n${output}`);
+    // A text that only mentions an output is none.
+    expect(splitToolOutput(`Outputs: ${output}`)).to.equal(undefined);
+    expect(splitToolOutput(`Command: ls\nOutput: ${output}`)).to.equal(undefined);
+  });
+
   it("is none where the text does not start with one", () => {
     const texts = [
       OUTPUT,
