@@ -20,6 +20,9 @@ import { endOfText } from "./observation.ts";
 //   Output:                                      <the output>
 //   <the output>
 //
+// OpenCode, where it kept only a long output's tail: `...output truncated...`, a blank
+// line, `Full output saved to: <file>`, a blank line, the tail.
+//
 // Gemini CLI (its run_shell_command; 0.61 as the agent-CLI test captures it, and the
 // `Command:` / `Directory:` lines of 0.1x-0.2x) starts the output on the report's own line
 // and ends with sections of the run, each only where it has something to say; 0.61 wraps
@@ -69,7 +72,7 @@ export function splitToolOutput(text: string): ToolOutput | undefined {
   if (text.startsWith(UNTRUSTED_OPEN)) return inEnvelope(text);
   const shell = geminiShell(text);
   if (shell !== undefined) return shell;
-  const start = reportEnd(text);
+  const start = text.startsWith(OPENCODE_CUT) ? openCodeCutEnd(text) : reportEnd(text);
   const end = trailerStart(text, start);
   if (start === 0 && end === text.length) return undefined;
   return { report: text.slice(0, start), output: text.slice(start, end), trailer: text.slice(end) };
@@ -89,6 +92,15 @@ function reportEnd(text: string): number {
     if (!REPORT_LINE.test(line)) return heading;
   }
   return heading;
+}
+
+/** OpenCode's note before the part of a long output it kept (the tail), naming the file that holds all of it. */
+const OPENCODE_CUT = "...output truncated...\n\nFull output saved to: ";
+
+/** Where the output starts after OpenCode's note: past the file's line and the blank line after it, or 0. */
+function openCodeCutEnd(text: string): number {
+  const nl = text.indexOf("\n", OPENCODE_CUT.length);
+  return nl > 0 && text.charAt(nl + 1) === "\n" ? nl + 2 : 0;
 }
 
 /** Gemini CLI's envelope of what a tool brought in from outside (its wrapUntrusted). */
@@ -135,7 +147,7 @@ function geminiShell(text: string): ToolOutput | undefined {
 //   `[Current working directory: /workspace/x]`, `[Python interpreter: ..]`, `[Command
 //   finished with exit code 0]` (or that it timed out), one a line;
 // - Claude Code's `<system-reminder>` blocks (after a file it read, one saying to consider
-//   whether it is malware);
+//   whether it is malware), OpenCode's `<bash_metadata>` (a run timed out, cut or aborted);
 // - Goose's `Command exited with code N` after a blank line, Continue's `[Status: Command
 //   completed]` / `[Status: Command failed with exit code N]`.
 // Kept as sent, they neither take the room a cut keeps for the output's last lines nor
@@ -143,8 +155,8 @@ function geminiShell(text: string): ToolOutput | undefined {
 
 const TRAILER_LINE =
   /\n\[(?:The command (?:completed with exit code -?\d+\.|timed out after [^\]\n]*)|Current working directory: [^\]\n]*|Python interpreter: [^\]\n]*|Command finished with exit code -?\d+|Status: Command (?:completed|failed with exit code -?\d+))\]\s*$|\n\nCommand exited with code -?\d+\s*$/;
-const REMINDER_OPEN = "<system-reminder>";
-const REMINDER_CLOSE = "</system-reminder>";
+/** Blocks an agent appends, each in tags of its own: Claude Code's reminders, OpenCode's notes on a run. */
+const TRAILER_BLOCKS = ["system-reminder", "bash_metadata"].map((tag) => ({ open: `<${tag}>`, close: `</${tag}>` }));
 
 /** Where the trailer starts (the newlines before it included): text.length when there is none; never before `from`. */
 function trailerStart(text: string, from: number): number {
@@ -159,8 +171,9 @@ function trailerStart(text: string, from: number): number {
 /** Where the last trailer part of text[0, end) starts, newlines before it included, or undefined. */
 function trailerPartStart(text: string, end: number): number | undefined {
   const close = endOfText(text, end);
-  if (text.startsWith(REMINDER_CLOSE, close - REMINDER_CLOSE.length)) {
-    const open = text.lastIndexOf(REMINDER_OPEN, close - REMINDER_CLOSE.length);
+  for (const block of TRAILER_BLOCKS) {
+    if (!text.startsWith(block.close, close - block.close.length)) continue;
+    const open = text.lastIndexOf(block.open, close - block.close.length);
     if (open < 0 || (open > 0 && text.charAt(open - 1) !== "\n")) return undefined;
     let at = open;
     while (at > 0 && text.charAt(at - 1) === "\n") at--;

@@ -46,7 +46,7 @@ describe("a tool's report before its output and an agent's trailer after it", ()
     });
   });
 
-  it("what OpenHands, Claude Code, Goose and Continue put after an output is split off, and the parts join back", () => {
+  it("what OpenHands, Claude Code, OpenCode, Goose and Continue put around an output is split off, and the parts join back", () => {
     const output = '{\n  "items": [1, 2, 3]\n}';
     const trailers = [
       "\n[The command completed with exit code 0.]",
@@ -58,9 +58,15 @@ describe("a tool's report before its output and an agent's trailer after it", ()
       "\n\nCommand exited with code 2",
       "\n[Status: Command failed with exit code 1]",
       "\n[Status: Command completed]\n",
+      "\n\n<bash_metadata>\nbash tool terminated command after exceeding timeout 120000 ms\n</bash_metadata>",
+      "\n\n<bash_metadata>\nbash tool truncated output as it exceeded 30000 char limit\n</bash_metadata>\n",
     ];
     for (const trailer of trailers)
       expect(splitToolOutput(output + trailer), trailer).to.deep.equal({ report: "", output, trailer });
+    // OpenCode's note before the tail of an output it cut.
+    const cut =
+      "...output truncated...\n\nFull output saved to: /home/u/.local/share/opencode/tool-output/tool_1a2b\n\n";
+    expect(splitToolOutput(cut + output)).to.deep.equal({ report: cut, output, trailer: "" });
     // A report and a trailer around one output.
     const report = "Exit code: 0\nWall time: 0.5 seconds\nOutput:\n";
     const trailer = "\n[The command completed with exit code 0.]";
@@ -128,6 +134,9 @@ describe("a tool's report before its output and an agent's trailer after it", ()
       `${OUTPUT}Command exited with code 2`,
       `${OUTPUT}text<system-reminder>\nNot on its own line.\n</system-reminder>`,
       `${OUTPUT}</system-reminder>`,
+      `${OUTPUT}text<bash_metadata>\nNot on its own line.\n</bash_metadata>`,
+      `...output truncated...\nFull output saved to: /tmp/x\n\n${OUTPUT}`,
+      `...output truncated...\n\nFull output saved to: /tmp/x\n${OUTPUT}`,
     );
     for (const text of texts) expect(splitToolOutput(text), JSON.stringify(text)).to.equal(undefined);
   });
