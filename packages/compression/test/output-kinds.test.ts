@@ -56,6 +56,10 @@ describe("output kinds", () => {
     expect(kindOf("import os\n\ndef f():\n    pass\n", "cat src/f.py")).to.equal("file-view");
     expect(kindOf("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")).to.equal("diff");
     expect(kindOf("============ test session starts ============\ncollected 3 items\n")).to.equal("log");
+    // A log file shown by a viewer is a log, not a file's view.
+    for (const command of ["cat build.log", "tail -n 200 /tmp/pytest.out", "cd /w && head -100 logs/stderr.err"])
+      expect(kindOf("collecting ...\nbuilding module_1 ... ok\n", command), command).to.equal("log");
+    expect(kindOf("[metadata]\nname = app\n", "cat setup.cfg")).to.equal("file-view");
     expect(viewedFile("nl -ba django/db/models/query.py | sed -n '120,260p'")).to.deep.equal({
       path: "django/db/models/query.py",
       firstLine: 120,
@@ -66,6 +70,21 @@ describe("output kinds", () => {
     });
     expect(viewedFile("cat -n ~/src/app.py")).to.deep.equal({ path: "~/src/app.py" });
     expect(viewedFile("cat ./setup.cfg")).to.deep.equal({ path: "./setup.cfg", firstLine: 1 });
+  });
+
+  it("a log file shown by a viewer keeps its errors, as the run's own output does", () => {
+    const log = Array.from(
+      { length: 600 },
+      (_, i) =>
+        `building ${WORDS[i % 10]}/${WORDS[(i * 3) % 10]}_module_${i}.py into the ${WORDS[(i * 7) % 10]} bundle ... ${i === 450 ? "FAILED: no module named yaml" : "ok"}`,
+    ).join("\n");
+    for (const command of ["cat build.log", "tail -n 600 /tmp/build.log"]) {
+      const out = compressOne(command, log);
+      expect(out.length, command).to.be.below(log.length / 3);
+      expect(out, command).to.include(
+        "cache/cache_module_450.py into the cache bundle ... FAILED: no module named yaml",
+      );
+    }
   });
 
   it("a listing keeps every distinct path (property, seeded cases)", () => {

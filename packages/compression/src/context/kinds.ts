@@ -15,6 +15,9 @@ const GREP_HIT = /^\.?\/?[\w.@+-]+(?:\/[\w.@+-]+)*:\d+[:-]/;
 const PATH_LINE = /^\.?\/?[\w.@+-]+(?:\/[\w.@+-]+)*\/?:?$/;
 const LS_LONG = /^[dlcbps-][rwxsStT-]{9}[.@+]?\s/;
 
+/** A file a program writes its run to (`build.log`, `pytest.out`, `stderr.err`). */
+const LOG_FILE = /\.(?:log|out|err)$/;
+
 /** Only so many lines are read to tell: the kind shows in the first screen. */
 const SAMPLE_LINES = 50;
 
@@ -50,7 +53,10 @@ export function kindOf(text: string, command?: string): OutputKind {
   if (program !== undefined && DIFFS.has(program)) return "diff";
   // Numbered lines (numbered-lines.ts) are a file view, unless some are a search's hits.
   if (share(lines, isNumbered) >= 0.8 && !lines.some((l) => GREP_HIT.test(l) && !isNumbered(l))) return "file-view";
-  if (program !== undefined && VIEWERS.has(program)) return "file-view";
+  // A log file shown whole or in part is a log: its errors matter, not its outline. Not where
+  // lines are numbered (`cat -n`, which a read tool's call stands for): that asks for a view.
+  if (program !== undefined && VIEWERS.has(program))
+    return LOG_FILE.test(viewedFile(command).path ?? "") && !/\bcat\s+-n\b/.test(command ?? "") ? "log" : "file-view";
   if (program !== undefined && LISTERS.has(program)) return "listing";
   if (share(lines, (l) => GREP_HIT.test(l) || PATH_LINE.test(l) || LS_LONG.test(l)) >= 0.8) return "listing";
   return "log";
