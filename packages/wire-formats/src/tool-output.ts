@@ -20,6 +20,8 @@ import { endOfText } from "./observation.ts";
 //   Output:                                      <the output>
 //   <the output>
 //
+// Claude Code's Bash, where a command failed: `Exit code 3`, then the output.
+//
 // OpenCode, where it kept only a long output's tail: `...output truncated...`, a blank
 // line, `Full output saved to: <file>`, a blank line, the tail.
 //
@@ -55,6 +57,8 @@ const REPORT_LINE = new RegExp(
 );
 /** Cline 3's heading of every tool result: the tool and what it was called for (a command may span lines). */
 const HEADING = /^\[[a-z_]+(?: for '[\s\S]{0,2000}?')?\] Result:\n/;
+/** Claude Code's first line of a command that failed (its Bash tool, 2.1.330 as captured), the output on the next. */
+const CLAUDE_EXIT = /^Exit code -?\d+\n/;
 /** The line after which the output follows. */
 const OUTPUT_FOLLOWS = "Output:";
 /** A report is a few lines: a longer run of such lines is the output itself. */
@@ -80,6 +84,7 @@ export function splitToolOutput(text: string): ToolOutput | undefined {
 
 /** Where the output starts: after the report (through the `Output:` line and its newline), or 0. */
 function reportEnd(text: string): number {
+  if (text.startsWith("Exit code ")) return CLAUDE_EXIT.exec(text)?.[0].length ?? 0;
   const heading = text.charCodeAt(0) === 0x5b /* [ */ ? (HEADING.exec(text)?.[0].length ?? 0) : 0;
   // Without an `Output:` line after it, a heading is the whole report.
   let at = heading;

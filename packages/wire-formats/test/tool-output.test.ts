@@ -63,6 +63,10 @@ describe("a tool's report before its output and an agent's trailer after it", ()
     ];
     for (const trailer of trailers)
       expect(splitToolOutput(output + trailer), trailer).to.deep.equal({ report: "", output, trailer });
+    // Claude Code's exit code of a command that failed, before its output and its reminder.
+    const exit = "Exit code 3\n";
+    const reminder = "\n\n<system-reminder>\n<total_tokens>14999982 tokens left</total_tokens>\n</system-reminder>";
+    expect(splitToolOutput(exit + output + reminder)).to.deep.equal({ report: exit, output, trailer: reminder });
     // OpenCode's note before the tail of an output it cut.
     const cut =
       "...output truncated...\n\nFull output saved to: /home/u/.local/share/opencode/tool-output/tool_1a2b\n\n";
@@ -136,6 +140,8 @@ describe("a tool's report before its output and an agent's trailer after it", ()
       `${OUTPUT}</system-reminder>`,
       `${OUTPUT}text<bash_metadata>\nNot on its own line.\n</bash_metadata>`,
       `...output truncated...\nFull output saved to: /tmp/x\n\n${OUTPUT}`,
+      `Exit code three\n${OUTPUT}`,
+      `Exit code 3 and more\n${OUTPUT}`,
       `...output truncated...\n\nFull output saved to: /tmp/x\n${OUTPUT}`,
     );
     for (const text of texts) expect(splitToolOutput(text), JSON.stringify(text)).to.equal(undefined);
