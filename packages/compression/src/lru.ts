@@ -69,23 +69,30 @@ export function textKey(text: string): number {
 }
 
 /**
- * Texts kept under one key at most. Texts that share a key are common where a template
- * varies in a character or two ("found 2 actions." / "found 3 actions.", a test run's
- * timing): with one text per key, two of them in one agent session pushed each other
- * out on every request, and every request paid for both again.
+ * Texts kept side by side under one key before the key's texts go into a map of their
+ * own. Texts that share a key are common where a template varies in a character or two
+ * ("found 2 actions." / "found 3 actions.", a test run's timing, the clock in the
+ * environment details Cline and Roo Code add to every message): with one text per key,
+ * two of them in one agent session pushed each other out on every request; with a few,
+ * a session of more turns than that did the same, and every request counted them all
+ * again. Past this many, the key's texts are looked up by the text itself (a Map hashes
+ * the whole string: only for texts that a key of samples cannot tell apart).
  */
 const TEXTS_PER_KEY = 8;
+/** Texts one key keeps in its map, the oldest going first: a session of thousands of turns fits. */
+const TEXTS_PER_KEY_MAP = 4_096;
 
-/** The texts under one key, newest last, with their values. */
+/** The texts under one key, newest last, with their values; past TEXTS_PER_KEY, a map of them. */
 interface Bucket<V> {
   texts: string[];
   values: V[];
+  byText: Map<string, V> | undefined;
 }
 
 /**
  * An Lru by text, looked up by textKey and confirmed by comparing the text (a memcmp):
- * texts that share a key are kept side by side (up to TEXTS_PER_KEY, the oldest goes
- * first), and a value is never another text's. The limit counts keys.
+ * texts that share a key are kept side by side (up to TEXTS_PER_KEY, then in a map of the
+ * key's own), and a value is never another text's. The limit counts keys.
  */
 export class TextLru<V> {
   private readonly lru: Lru<Bucket<V>, number>;
@@ -97,6 +104,7 @@ export class TextLru<V> {
   get(text: string): V | undefined {
     const bucket = this.lru.get(textKey(text));
     if (bucket === undefined) return undefined;
+    if (bucket.byText !== undefined) return bucket.byText.get(text);
     const { texts } = bucket;
     for (let i = texts.length - 1; i >= 0; i--) if (texts[i] === text) return bucket.values[i];
     return undefined;
@@ -106,7 +114,11 @@ export class TextLru<V> {
     const key = textKey(text);
     const bucket = this.lru.get(key);
     if (bucket === undefined) {
-      this.lru.set(key, { texts: [text], values: [value] });
+      this.lru.set(key, { texts: [text], values: [value], byText: undefined });
+      return;
+    }
+    if (bucket.byText !== undefined) {
+      setBounded(bucket.byText, text, value);
       return;
     }
     const at = bucket.texts.indexOf(text);
@@ -115,8 +127,11 @@ export class TextLru<V> {
       return;
     }
     if (bucket.texts.length >= TEXTS_PER_KEY) {
-      bucket.texts.shift();
-      bucket.values.shift();
+      bucket.byText = new Map(bucket.texts.map((t, i) => [t, bucket.values[i] as V]));
+      bucket.texts = [];
+      bucket.values = [];
+      setBounded(bucket.byText, text, value);
+      return;
     }
     bucket.texts.push(text);
     bucket.values.push(value);
@@ -125,4 +140,13 @@ export class TextLru<V> {
   clear(): void {
     this.lru.clear();
   }
+}
+
+/** Sets `text` in a key's map, its oldest text going first once it holds TEXTS_PER_KEY_MAP. */
+function setBounded<V>(byText: Map<string, V>, text: string, value: V): void {
+  if (!byText.has(text) && byText.size >= TEXTS_PER_KEY_MAP) {
+    const oldest = byText.keys().next().value;
+    if (oldest !== undefined) byText.delete(oldest);
+  }
+  byText.set(text, value);
 }

@@ -24,16 +24,21 @@ describe("TextLru", () => {
     expect(lru.get(b)).to.equal("B");
   });
 
-  it("past the texts one key keeps, the oldest goes first, and none gets another's value", () => {
-    // Templated texts that differ in one character the key does not read, as an agent's
-    // "found 2 actions." / "found 3 actions." do.
-    const variant = (i: number) => `${a.slice(0, 1)}${String.fromCharCode(65 + i)}${a.slice(2)}`;
-    const texts = Array.from({ length: 10 }, (_, i) => variant(i));
+  it("past the texts one key keeps side by side, all are kept by text, and none gets another's value", () => {
+    // Templated texts that differ in a character the key does not read, as an agent's
+    // "found 2 actions." / "found 3 actions." do, or the clock in the environment details
+    // Cline adds to every message: a session of more turns than a key keeps side by side
+    // used to push its oldest out on every request, and count them all again.
+    const variant = (i: number) => `${a.slice(0, 1)}${String.fromCharCode(0x4e00 + i)}${a.slice(2)}`;
+    const texts = Array.from({ length: 300 }, (_, i) => variant(i));
     for (const t of texts) expect(textKey(t)).to.equal(textKey(a));
     const lru = new TextLru<number>(10);
     for (const [i, t] of texts.entries()) lru.set(t, i);
-    // 8 kept: the first two went, the last eight are found, each with its own value.
-    expect(texts.map((t) => lru.get(t))).to.deep.equal([undefined, undefined, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(texts.map((t) => lru.get(JSON.parse(JSON.stringify(t))))).to.deep.equal(texts.map((_, i) => i));
+    expect(lru.get(a)).to.equal(undefined);
+    lru.set(texts[7] as string, -7);
+    expect(lru.get(texts[7] as string)).to.equal(-7);
+    expect(lru.get(texts[8] as string)).to.equal(8);
   });
 
   it("smart detect remembers by text, and a text that shares a key is read for itself", () => {
