@@ -79,14 +79,14 @@ export function textKey(text: string): number {
  * the whole string: only for texts that a key of samples cannot tell apart).
  */
 const TEXTS_PER_KEY = 8;
-/** Texts one key keeps in its map, the oldest going first: a session of thousands of turns fits. */
+/** Texts one key keeps in its own Lru: a session of thousands of turns fits. */
 const TEXTS_PER_KEY_MAP = 4_096;
 
 /** The texts under one key, newest last, with their values; past TEXTS_PER_KEY, a map of them. */
 interface Bucket<V> {
   texts: string[];
   values: V[];
-  byText: Map<string, V> | undefined;
+  byText: Lru<V, string> | undefined;
 }
 
 /**
@@ -118,7 +118,7 @@ export class TextLru<V> {
       return;
     }
     if (bucket.byText !== undefined) {
-      setBounded(bucket.byText, text, value);
+      bucket.byText.set(text, value);
       return;
     }
     const at = bucket.texts.indexOf(text);
@@ -127,10 +127,12 @@ export class TextLru<V> {
       return;
     }
     if (bucket.texts.length >= TEXTS_PER_KEY) {
-      bucket.byText = new Map(bucket.texts.map((t, i) => [t, bucket.values[i] as V]));
+      const byText = new Lru<V, string>(TEXTS_PER_KEY_MAP);
+      for (const [i, t] of bucket.texts.entries()) byText.set(t, bucket.values[i] as V);
+      byText.set(text, value);
+      bucket.byText = byText;
       bucket.texts = [];
       bucket.values = [];
-      setBounded(bucket.byText, text, value);
       return;
     }
     bucket.texts.push(text);
@@ -140,13 +142,4 @@ export class TextLru<V> {
   clear(): void {
     this.lru.clear();
   }
-}
-
-/** Sets `text` in a key's map, its oldest text going first once it holds TEXTS_PER_KEY_MAP. */
-function setBounded<V>(byText: Map<string, V>, text: string, value: V): void {
-  if (!byText.has(text) && byText.size >= TEXTS_PER_KEY_MAP) {
-    const oldest = byText.keys().next().value;
-    if (oldest !== undefined) byText.delete(oldest);
-  }
-  byText.set(text, value);
 }

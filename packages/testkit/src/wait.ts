@@ -29,11 +29,16 @@ export async function waitFor<T>(
 
 /** Listens on 127.0.0.1 on a free port and returns `http://127.0.0.1:<port>`. */
 export async function listen(server: Server): Promise<string> {
+  return `http://127.0.0.1:${await listenOn(server, 0)}`;
+}
+
+/** Listens on `port` of 127.0.0.1 (0: any free one); the port it has. */
+async function listenOn(server: Server, port: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(port, "127.0.0.1", () => resolve());
   });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return (server.address() as AddressInfo).port;
 }
 
 export async function close(server: Server): Promise<void> {
@@ -82,11 +87,7 @@ async function canListen(port: number): Promise<boolean> {
 /** Listens on `port` of 127.0.0.1 (0: any) and closes again; the port it had. */
 async function listenedPort(port: number): Promise<number> {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
-  const bound = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const bound = await listenOn(server, port);
+  await close(server);
   return bound;
 }

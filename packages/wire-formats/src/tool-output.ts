@@ -76,7 +76,7 @@ export function splitToolOutput(text: string): ToolOutput | undefined {
   if (text.startsWith(UNTRUSTED_OPEN)) return inEnvelope(text);
   const shell = geminiShell(text);
   if (shell !== undefined) return shell;
-  const start = text.startsWith(OPENCODE_CUT) ? openCodeCutEnd(text) : reportEnd(text);
+  const start = reportEnd(text);
   const end = trailerStart(text, start);
   if (start === 0 && end === text.length) return undefined;
   return { report: text.slice(0, start), output: text.slice(start, end), trailer: text.slice(end) };
@@ -85,6 +85,7 @@ export function splitToolOutput(text: string): ToolOutput | undefined {
 /** Where the output starts: after the report (through the `Output:` line and its newline), or 0. */
 function reportEnd(text: string): number {
   if (text.startsWith("Exit code ")) return CLAUDE_EXIT.exec(text)?.[0].length ?? 0;
+  if (text.startsWith(OPENCODE_CUT)) return openCodeCutEnd(text);
   const heading = text.charCodeAt(0) === 0x5b /* [ */ ? (HEADING.exec(text)?.[0].length ?? 0) : 0;
   // Without an `Output:` line after it, a heading is the whole report.
   let at = heading;
