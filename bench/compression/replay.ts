@@ -12,7 +12,7 @@ import {
   type Provider,
   pairingProblems,
 } from "@terse/compression";
-import { ADAPTERS, splitObservation } from "../../packages/wire-formats/src/index.ts";
+import { ADAPTERS, ObservationReader } from "../../packages/wire-formats/src/index.ts";
 import type { Session } from "./corpus.ts";
 import { partsOf, toProvider, withoutInstruction } from "./formats.ts";
 import { cachedCost, partCounts, sharedParts, sumOf } from "./metrics.ts";
@@ -216,15 +216,14 @@ type Message = Session["messages"][number];
  * (Cline's); undefined for anything else.
  */
 function outputsOf(m: Message): ({ before: string; output: string; after: string } | undefined)[] {
-  let headed = false;
+  const texts = new ObservationReader();
   return m.content.map((b) => {
     if (b.type === "tool_result") return { before: "", output: b.content, after: "" };
-    const after = headed;
-    headed = false;
-    if (b.type !== "text" || m.role !== "user") return undefined;
-    if (after) return { before: "", output: b.text, after: "" };
-    const o = splitObservation(b.text);
-    headed = o?.outputFollows === true;
+    if (b.type !== "text" || m.role !== "user") {
+      texts.reset();
+      return undefined;
+    }
+    const o = texts.read(b.text);
     return o && !o.outputFollows ? { before: o.open, output: o.output, after: o.close } : undefined;
   });
 }

@@ -8,7 +8,7 @@ import type { PairingCheck } from "./request-view.ts";
 
 export * from "./adapter.ts";
 export { isRecord } from "./json.ts";
-export { commandOutputTexts, splitObservation } from "./observation.ts";
+export { commandOutputTexts, ObservationReader, splitObservation } from "./observation.ts";
 export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";
 export * from "./recall.ts";
 export type { PairingCheck, RequestFormat, ResultTransform, ToolResultMapper } from "./request-view.ts";

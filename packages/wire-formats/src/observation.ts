@@ -82,18 +82,36 @@ function byStart(text: string): Observation | undefined {
 }
 
 /**
+ * Reads a user message's texts in order, each as splitObservation does, but for the text
+ * right after an XML-protocol tool's heading (Cline's: the output in a text of its own):
+ * that text is all the tool's output, read as the heading's observation.
+ */
+export class ObservationReader {
+  private heading: Observation | undefined;
+
+  read(text: string): Observation | undefined {
+    const heading = this.heading;
+    this.heading = undefined;
+    if (heading !== undefined) return split(text, 0, text.length, true, heading.command, heading.tool);
+    const o = splitObservation(text);
+    if (o?.outputFollows) this.heading = o;
+    return o;
+  }
+
+  /** The next text follows no heading: a message ended, or a heading answered nothing. */
+  reset(): void {
+    this.heading = undefined;
+  }
+}
+
+/**
  * A test over the texts of a request's user messages, taken in order: whether each has an
- * observation's shape or follows an XML-protocol tool's heading (the output in a text of its
- * own). What input compression leaves as sent: command output is not a person's prose.
+ * observation's shape or follows an XML-protocol tool's heading. What input compression
+ * leaves as sent: command output is not a person's prose.
  */
 export function commandOutputTexts(): (text: string) => boolean {
-  let headed = false;
-  return (text) => {
-    const output = headed;
-    const o = splitObservation(text);
-    headed = o?.outputFollows === true;
-    return output || o !== undefined;
-  };
+  const reader = new ObservationReader();
+  return (text) => reader.read(text) !== undefined;
 }
 
 /**

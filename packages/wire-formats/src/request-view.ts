@@ -1,5 +1,5 @@
 import { isRecord } from "./json.ts";
-import { actionOf, answers, splitObservation, type TextAction } from "./observation.ts";
+import { actionOf, answers, ObservationReader, type TextAction } from "./observation.ts";
 import { commandOf } from "./tool-command.ts";
 
 // How compression sees a request of each wire format (each adapter's `view`): its system
@@ -123,11 +123,8 @@ export class Actions {
    * without one answers the call of its name in the same place.
    */
   private byName: Map<string, string[]> | undefined;
-  /**
-   * Set by an XML-protocol tool's heading (Cline's `[tool for '..'] Result:` block): the
-   * message's next text is that tool's output, with this command (or "" for none).
-   */
-  private headed: string | undefined;
+  /** The user message's texts so far: the text after an XML-protocol tool's heading is its output. */
+  private readonly texts = new ObservationReader();
 
   constructor(from?: Actions) {
     this.byId = new Map(from?.byId);
@@ -166,16 +163,14 @@ export class Actions {
    * transformed (tags kept); any other text unchanged.
    */
   observation(text: string, ref: string, transform: ResultTransform): string {
-    const headed = this.headed;
-    this.headed = undefined;
-    if (headed !== undefined) return transform(text, ref, headed === "" ? undefined : headed);
-    const o = splitObservation(text);
-    if (!o || !answers(o, this.action)) return text;
-    const command = o.command ?? this.action?.shell ?? "";
-    if (o.outputFollows) {
-      this.headed = command;
+    const o = this.texts.read(text);
+    if (!o || !answers(o, this.action)) {
+      // A heading that answers no call: the text after it is read for itself.
+      if (o?.outputFollows) this.texts.reset();
       return text;
     }
+    if (o.outputFollows) return text;
+    const command = o.command ?? this.action?.shell;
     const next = transform(o.output, ref, command === "" ? undefined : command);
     return next === o.output ? text : o.open + next + o.close;
   }
@@ -184,7 +179,7 @@ export class Actions {
   answered(): void {
     this.action = undefined;
     this.byName = undefined;
-    this.headed = undefined;
+    this.texts.reset();
   }
 }
 
