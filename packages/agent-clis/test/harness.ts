@@ -134,18 +134,23 @@ export interface AgentRun {
   output: string;
 }
 
+/** Runs a CLI's JavaScript entry point (a path under CLI_MODULES) under this Node: see runProgram. */
+export function runCli(entry: string, args: string[], env: Record<string, string>, cwd: string): Promise<AgentRun> {
+  return runProgram(process.execPath, [join(CLI_MODULES, entry), ...args], env, cwd);
+}
+
 /**
- * Runs a CLI's JavaScript entry point with exactly `env` (plus PATH), in `cwd`. Its
- * process group is killed if it outlives AGENT_RUN_MS (an agent that retries a failing
- * endpoint can take minutes), and the run resolves with what it printed.
+ * Runs a CLI with exactly `env` (plus PATH), in `cwd`. Its process group is killed if it
+ * outlives AGENT_RUN_MS (an agent that retries a failing endpoint can take minutes), and
+ * the run resolves with what it printed.
  */
-export async function runCli(
-  entry: string,
+export async function runProgram(
+  file: string,
   args: string[],
   env: Record<string, string>,
   cwd: string,
 ): Promise<AgentRun> {
-  const proc = startProcess(process.execPath, [join(CLI_MODULES, entry), ...args], env, { cwd });
+  const proc = startProcess(file, args, env, { cwd });
   let stdout = "";
   proc.child.stdout?.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
