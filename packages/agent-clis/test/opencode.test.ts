@@ -39,6 +39,13 @@ const CONFIG = {
         headers: { Authorization: "Bearer {env:TERSE_KEY}", "X-Provider-Key": "{env:ANTHROPIC_API_KEY}" },
       },
     },
+    // The same for its OpenAI provider (`--model openai/..`), which speaks the Responses API.
+    openai: {
+      options: {
+        baseURL: "{env:TERSE_URL}/v1",
+        headers: { Authorization: "Bearer {env:TERSE_KEY}", "X-Provider-Key": "{env:OPENAI_API_KEY}" },
+      },
+    },
   },
   autoupdate: false,
   share: "disabled",
@@ -65,6 +72,7 @@ function opencode(ctx: AgentContext, serviceKey: string, prompt: string, flags: 
       TERSE_URL: agent.rig.system.dataPlaneUrl,
       TERSE_KEY: serviceKey,
       ANTHROPIC_API_KEY: PROVIDER_KEY,
+      OPENAI_API_KEY: PROVIDER_KEY,
       HOME: ws.home,
       // No network here: the models' catalogue comes from the binary, not models.dev.
       OPENCODE_DISABLE_MODELS_FETCH: "1",
@@ -88,12 +96,16 @@ function resultsOf(ctx: AgentContext, id: string): string[] {
   );
 }
 
-describe("OpenCode through terse", function () {
-  this.timeout(TEST_TIMEOUT_MS);
-  const ctx = withAgentRig("agent_opencode", async ({ ws }) => {
+/** The suite's system, with OpenCode's config written where it reads it. */
+const withOpencodeRig = (label: string) =>
+  withAgentRig(label, async ({ ws }) => {
     await mkdir(join(ws.home, ".config", "opencode"), { recursive: true });
     await writeFile(join(ws.home, ".config", "opencode", "opencode.json"), JSON.stringify(CONFIG));
   });
+
+describe("OpenCode through terse", function () {
+  this.timeout(TEST_TIMEOUT_MS);
+  const ctx = withOpencodeRig("agent_opencode");
 
   it("reads a file with its read tool and answers from it, every call compressed, keyed and metered", async () => {
     const { agent, ws } = ctx;
@@ -155,5 +167,36 @@ describe("OpenCode through terse", function () {
     const tools = first.body.tools as Record<string, unknown>[];
     expect(tools.at(-1)?.name).to.equal(RECALL);
     expect(recallDeclaration(first)).to.have.all.keys("name", "description", "input_schema");
+  });
+});
+
+// A system of its own: the traffic checks count the usage of the suite's one key.
+describe("OpenCode's OpenAI provider through terse", function () {
+  this.timeout(TEST_TIMEOUT_MS);
+  const ctx = withOpencodeRig("agent_opencode_openai");
+
+  it("reads a file over the Responses API and answers from it, every call compressed, keyed and metered", async () => {
+    const { agent, ws } = ctx;
+    const script = readNotesScript(ws, "read", { filePath: ws.notes });
+    agent.rig.fake.set({ toolCall: script });
+
+    const run = await opencode(ctx, agent.serviceKey, "What is the code word in notes.txt?", [
+      "--model",
+      "openai/gpt-5.1",
+    ]);
+    expect(answerOf(run)).to.include(script.answer);
+
+    await expectAgentTraffic(ctx, script, PROVIDER_KEY);
+    const calls = modelCalls(agent.rig.fake.received);
+    expect(calls.map((r) => r.endpoint)).to.deep.equal(calls.map(() => "responses"));
+    // The whole conversation in every request (no response stored at OpenAI to continue
+    // from), and the session's cache key passed on as sent.
+    const turns = calls.filter((r) => r.body.model === "gpt-5.1");
+    expect(turns).to.have.length(2);
+    for (const turn of turns) {
+      expect(turn.body.store).to.equal(false);
+      expect(turn.body).not.to.have.property("previous_response_id");
+      expect(turn.body.prompt_cache_key).to.be.a("string").and.equal(turns[0]?.body.prompt_cache_key);
+    }
   });
 });
