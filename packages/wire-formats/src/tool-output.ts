@@ -23,7 +23,9 @@ import { endOfText } from "./observation.ts";
 // Claude Code's Bash, where a command failed: `Exit code 3`, then the output.
 //
 // OpenCode, where it kept only a long output's tail: `...output truncated...`, a blank
-// line, `Full output saved to: <file>`, a blank line, the tail.
+// line, `Full output saved to: <file>`, a blank line, the tail. Continue's CLI (1.5, as
+// packages/agent-clis captures it) in the same case: `(previous 29001 lines truncated)`, a
+// blank line, the tail; and before a file its Read tool shows: `Content of <path>:`.
 //
 // Gemini CLI (its run_shell_command; 0.61 as the agent-CLI test captures it, and the
 // `Command:` / `Directory:` lines of 0.1x-0.2x) starts the output on the report's own line
@@ -86,6 +88,8 @@ export function splitToolOutput(text: string): ToolOutput | undefined {
 function reportEnd(text: string): number {
   if (text.startsWith("Exit code ")) return CLAUDE_EXIT.exec(text)?.[0].length ?? 0;
   if (text.startsWith(OPENCODE_CUT)) return openCodeCutEnd(text);
+  if (text.startsWith("(previous ")) return CONTINUE_CUT.exec(text)?.[0].length ?? 0;
+  if (text.startsWith("Content of ")) return CONTINUE_READ.exec(text)?.[0].length ?? 0;
   const heading = text.charCodeAt(0) === 0x5b /* [ */ ? (HEADING.exec(text)?.[0].length ?? 0) : 0;
   // Without an `Output:` line after it, a heading is the whole report.
   let at = heading;
@@ -108,6 +112,10 @@ function openCodeCutEnd(text: string): number {
   const nl = text.indexOf("\n", OPENCODE_CUT.length);
   return nl > 0 && text.charAt(nl + 1) === "\n" ? nl + 2 : 0;
 }
+
+/** Continue's CLI: its note before the part of a long output it kept (the tail), and its line before a file read. */
+const CONTINUE_CUT = /^\(previous \d+ lines truncated\)\n\n/;
+const CONTINUE_READ = /^Content of [^\n]+:\n/;
 
 /** Gemini CLI's envelope of what a tool brought in from outside (its wrapUntrusted). */
 const UNTRUSTED_OPEN = "<untrusted_context>\n";

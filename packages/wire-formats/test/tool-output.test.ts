@@ -71,6 +71,9 @@ describe("a tool's report before its output and an agent's trailer after it", ()
     const cut =
       "...output truncated...\n\nFull output saved to: /home/u/.local/share/opencode/tool-output/tool_1a2b\n\n";
     expect(splitToolOutput(cut + output)).to.deep.equal({ report: cut, output, trailer: "" });
+    // Continue's CLI: its note before the tail of an output it cut, its line before a file read.
+    for (const report of ["(previous 29001 lines truncated)\n\n", "Content of /repo/package.json:\n"])
+      expect(splitToolOutput(report + output), report).to.deep.equal({ report, output, trailer: "" });
     // A report and a trailer around one output.
     const report = "Exit code: 0\nWall time: 0.5 seconds\nOutput:\n";
     const trailer = "\n[The command completed with exit code 0.]";
@@ -143,6 +146,10 @@ describe("a tool's report before its output and an agent's trailer after it", ()
       `Exit code three\n${OUTPUT}`,
       `Exit code 3 and more\n${OUTPUT}`,
       `...output truncated...\n\nFull output saved to: /tmp/x\n${OUTPUT}`,
+      `(previous 12 lines truncated)\n${OUTPUT}`,
+      `(previous lines truncated)\n\n${OUTPUT}`,
+      `Content of the release:${OUTPUT}`,
+      `Content of\n${OUTPUT}`,
     );
     for (const text of texts) expect(splitToolOutput(text), JSON.stringify(text)).to.equal(undefined);
   });
