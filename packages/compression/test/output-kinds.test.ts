@@ -158,6 +158,7 @@ describe("output kinds", () => {
       [{ command: ["python", "-m", "pytest", "tests", "-k", "nulls last"] }, "python -m pytest tests -k 'nulls last'"],
       [{ command: ["pytest", "-k", "it's"] }, "pytest -k 'it'\\''s'"],
       [{ cmd: "python -m pytest tests", workdir: "/repo" }, "python -m pytest tests"],
+      [{ commands: ["python -m pytest tests"] }, "python -m pytest tests"],
     ];
     for (const [input, line] of forms) {
       expect(compressOne(input, run), JSON.stringify(input)).to.include(`\`${line}\` shows all`);
@@ -169,6 +170,7 @@ describe("output kinds", () => {
       { cmd: 7 },
       { path: "a.py" },
       { command: "view", path: "/r/a.log" },
+      { commands: ["python -m pytest tests", "git status"] },
     ];
     for (const input of notCommands) {
       const out = compressOne(input, run);
@@ -340,6 +342,52 @@ describe("output kinds", () => {
     expect(parsed.items.some((i) => typeof i === "string" && /^\[terse: \d+ more items omitted/.test(i))).to.equal(
       true,
     );
+  });
+
+  it("an output an agent wraps in JSON is shortened as its own kind, and stays JSON", () => {
+    // Cline's SDK (its CLI 3.0, as captured through the fake provider): every result a JSON
+    // list of {query, result, success}. A file it reads is a view: spared up to the level's
+    // bound for views, past it cut as one, its definitions kept with their line numbers.
+    const rnd = seededRandom(11);
+    const read = (lines: string[]) =>
+      JSON.stringify([
+        { query: "/repo/app/handlers.py", result: lines.map((l, i) => `${i + 1} | ${l}`).join("\n"), success: true },
+      ]);
+    const readCall = { files: [{ path: "/repo/app/handlers.py" }] };
+    const short = read(source(120, rnd));
+    expect(short.length).to.be.above(3_000).and.below(12_000);
+    expect(compressOne(readCall, short, "standard", "read_files")).to.equal(short);
+    const lines = source(900, rnd);
+    const long = read(lines);
+    const view = JSON.parse(compressOne(readCall, long, "standard", "read_files")) as { result: string }[];
+    const cut = view[0]?.result ?? "";
+    expect(cut.length).to.be.below(long.length / 3);
+    let named = 0;
+    for (const [i, line] of lines.entries()) if (line.startsWith("def ") && cut.includes(`${i + 1} | ${line}`)) named++;
+    expect(named).to.be.greaterThan(40);
+    // A command's listing keeps every distinct path.
+    const paths = Array.from({ length: 150 }, (_, i) => `pkg/${WORDS[i % 10]}/sub_${i % 37}/file_${i}.py`);
+    const hits = paths.map((p, i) => `${p}:${10 + i}:    result = ${WORDS[i % 10]}.lookup(request, key_${i})`);
+    const grep = JSON.stringify([{ query: "grep -rn lookup pkg", result: hits.join("\n"), success: true }]);
+    const listed = JSON.parse(
+      compressOne({ commands: ["grep -rn lookup pkg"] }, grep, "aggressive", "run_commands"),
+    ) as { result: string }[];
+    expect(listed[0]?.result.length).to.be.below(hits.join("\n").length);
+    for (const p of paths) expect(listed[0]?.result).to.include(p);
+    // Codex CLI's result of old, {output, metadata}: a log, its error line kept.
+    const log = Array.from({ length: 800 }, (_, i) =>
+      i === 600
+        ? "FAILED tests/test_api.py::test_limits - KeyError: 'quota'"
+        : `tests/test_api.py::test_case_${i} PASSED`,
+    );
+    const codex = JSON.stringify({ output: log.join("\n"), metadata: { exit_code: 1, duration_seconds: 4.2 } });
+    const run = JSON.parse(compressOne({ command: ["bash", "-lc", "pytest"] }, codex, "standard", "shell")) as {
+      output: string;
+      metadata: { exit_code: number };
+    };
+    expect(run.metadata.exit_code).to.equal(1);
+    expect(run.output.length).to.be.below(codex.length / 3);
+    expect(run.output).to.include(log[600]).and.include(log.at(-1));
   });
 
   it("what an agent puts after an output stays as sent: the cut keeps the output's own last lines, a JSON answer stays JSON", () => {

@@ -8,7 +8,8 @@ import { isRecord } from "./json.ts";
 /**
  * The command of a tool call's input (an object, or OpenAI's JSON string), if it has one:
  * `command` as a line (Claude Code, OpenHands, SWE-agent, Gemini CLI) or as an argv (Codex
- * CLI's `shell`), or `cmd` (Codex CLI's `exec_command`); and for a call that reads a file
+ * CLI's `shell`), `cmd` (Codex CLI's `exec_command`), or the one line of `commands` (Cline's
+ * SDK's `run_commands`); and for a call that reads a file
  * without a shell (an editor's `view`, a read tool such as Claude Code's `Read`, Gemini
  * CLI's, Cline's or Zed's `read_file`, OpenCode's `read`), `cat -n` of that file, the
  * command that shows it as such tools do. `name` is the tool's name, where the call gives it.
@@ -25,12 +26,17 @@ export function commandOf(input: unknown, name?: string): string | undefined {
   if (!isRecord(value)) return undefined;
   const file = (name !== undefined && READ_TOOLS.has(toolWord(name)) ? namedRead(value) : undefined) ?? readFile(value);
   if (file !== undefined) return `cat -n ${quoted(file)}`;
-  const command = value.command ?? value.cmd;
+  const command = value.command ?? value.cmd ?? soleCommand(value.commands);
   if (typeof command === "string")
     return EDITOR_VERBS.has(command) && typeof value.path === "string" ? undefined : command;
   return Array.isArray(command) && command.length > 0 && command.every((w) => typeof w === "string")
     ? commandLine(command)
     : undefined;
+}
+
+/** The one command of a list of command lines (Cline's SDK, `run_commands`); of several, no one is the result's. */
+function soleCommand(commands: unknown): string | undefined {
+  return Array.isArray(commands) && commands.length === 1 && typeof commands[0] === "string" ? commands[0] : undefined;
 }
 
 /**

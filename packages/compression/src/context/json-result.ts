@@ -19,9 +19,13 @@ const MAX_PARSE_CHARS = 2_000_000;
 /** A string holding more than this share of the result is its main content. */
 const MAIN_STRING_SHARE = 0.5;
 
+/** The main string shortened as the output it is, or undefined where its kind spares it. */
+export type ShortenMain = (main: string) => string | undefined;
+
 /** One shortening pass: where the index goes (at the first cut, then spent), and the main string's cut, made once. */
 interface Pass {
   main: string | undefined;
+  shortenMain: ShortenMain;
   /** The names the conversation showed before the result: no index lists them again. */
   shown: ReadonlySet<string> | undefined;
   mainShortened?: string;
@@ -39,8 +43,10 @@ function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknow
   if (typeof value === "string") {
     if (value.length <= limits.jsonStringChars) return value;
     let cut: string;
-    if (value === pass.main) cut = pass.mainShortened ??= shortenLines(value, { limits, shown: pass.shown });
-    else cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
+    if (value === pass.main) {
+      cut = pass.mainShortened ??= pass.shortenMain(value) ?? value;
+      if (cut === value) return value;
+    } else cut = cutMiddle(value, Math.floor(limits.jsonStringChars * 0.6), Math.floor(limits.jsonStringChars * 0.4));
     const index = spendIndex(pass);
     return index ? `${cut}\n${index}` : cut;
   }
@@ -66,11 +72,12 @@ function indentOf(text: string): string {
 }
 
 /**
- * The JSON text shortened by structure, with the index of what went beside its first cut,
- * or null when the text is not one JSON value. Still longer than the level shortens to,
- * it is cut as lines, and the index follows as its last line.
+ * The JSON text shortened by structure, its main string by `shortenMain`, with the index of
+ * what went beside its first cut, or null when the text is not one JSON value. Where what
+ * is around the main string is still longer than the level shortens to, it is cut as lines,
+ * and the index follows as its last line.
  */
-export function shortenJson(text: string, context: CutContext): string | null {
+export function shortenJson(text: string, context: CutContext, shortenMain: ShortenMain): string | null {
   const { limits, shown } = context;
   const trimmed = text.trim();
   const first = trimmed[0];
@@ -84,16 +91,18 @@ export function shortenJson(text: string, context: CutContext): string | null {
   const longest = longestString(value);
   const pass: Pass = {
     main: longest !== undefined && longest.length > trimmed.length * MAIN_STRING_SHARE ? longest : undefined,
+    shortenMain,
     shown,
   };
   const shortened = (index?: string) =>
     JSON.stringify(shortenValue(value, limits, Object.assign(pass, { index })), null, indentOf(trimmed));
   const plain = shortened();
-  // One budget for the whole result: a main string cut as lines listed its names already,
-  // and that index is no part of what the level shortens (cut as lines, the JSON would
-  // not be JSON any more).
+  // One budget for the whole result: the main string, shortened as its kind within that
+  // kind's budget, listed its names already; only what is around it may still be too long
+  // (cut as lines, the JSON would not be JSON any more).
   const mainIndex = indexChars(pass.mainShortened);
-  const out = plain.length - mainIndex > limits.shortenAbove ? shortenLines(plain, context) : plain;
+  const around = plain.length - (pass.mainShortened === undefined ? 0 : JSON.stringify(pass.mainShortened).length);
+  const out = around > limits.shortenAbove ? shortenLines(plain, context) : plain;
   const budget = indexBudget(limits.keepNames, trimmed.length - out.length) - mainIndex;
   const index = spanIndex(stringsOf(value), unescaped(out), budget, shown);
   if (!index) return out;

@@ -1,7 +1,7 @@
 import { shortenDiff } from "./diff.ts";
 import { shortenFileView } from "./file-view.ts";
 import { shortenJson } from "./json-result.ts";
-import { kindOf } from "./kinds.ts";
+import { kindOf, type OutputKind } from "./kinds.ts";
 import type { ContextLimits } from "./levels.ts";
 import { shortenListing } from "./listing.ts";
 import { shortenLines } from "./log-lines.ts";
@@ -28,15 +28,26 @@ const MIN_SAVING = 0.1;
  * same results is always shortened the same way (prefix stability).
  */
 export function shortenResult(text: string, context: CutContext): string {
-  const { limits, command } = context;
-  if (text.length <= limits.shortenAbove) return text;
-  const kind = kindOf(text, command);
-  if (kind === "file-view" && text.length <= limits.fileViewAbove) return text;
-  let out: string;
-  if (kind === "json") out = shortenJson(text, context) ?? shortenLines(text, context);
-  else if (kind === "listing") out = shortenListing(text, context);
-  else if (kind === "file-view") out = shortenFileView(text, context);
-  else if (kind === "diff") out = shortenDiff(text, context);
-  else out = shortenLines(text, context);
-  return out.length <= text.length * (1 - MIN_SAVING) ? out : text;
+  if (text.length <= context.limits.shortenAbove) return text;
+  const out = shortenAs(kindOf(text, context.command), text, context);
+  return out !== undefined && out.length <= text.length * (1 - MIN_SAVING) ? out : text;
+}
+
+/**
+ * `text` shortened as output of its `kind`, or undefined where that kind spares it (a file
+ * view the agent will work on). A JSON result whose main string is the output itself (an
+ * agent that wraps every output in JSON: Cline's SDK, `{"query", "result"}`; Codex CLI's
+ * `{"output", "metadata"}` of old) has that string shortened as output of its own kind.
+ */
+function shortenAs(kind: OutputKind, text: string, context: CutContext): string | undefined {
+  if (kind === "file-view")
+    return text.length <= context.limits.fileViewAbove ? undefined : shortenFileView(text, context);
+  if (kind === "json")
+    return (
+      shortenJson(text, context, (main) => shortenAs(kindOf(main, context.command), main, context)) ??
+      shortenLines(text, context)
+    );
+  if (kind === "listing") return shortenListing(text, context);
+  if (kind === "diff") return shortenDiff(text, context);
+  return shortenLines(text, context);
 }
