@@ -381,14 +381,17 @@ function conversationOf(request: ReceivedRequest): unknown[] {
   return Array.isArray(items) ? items : [];
 }
 
+/** The functions a request declares, in order, each in its provider's own format. */
+function declarationsOf(request: ReceivedRequest): Record<string, unknown>[] {
+  const tools = Array.isArray(request.body.tools) ? (request.body.tools as Record<string, unknown>[]) : [];
+  if (request.provider === "gemini")
+    return tools.flatMap((t) => (Array.isArray(t.functionDeclarations) ? t.functionDeclarations : []));
+  return request.endpoint === "chat.completions" ? tools.map((t) => t.function as Record<string, unknown>) : tools;
+}
+
 /** The terse_recall declaration a request carries, in its provider's own format. */
 export function recallDeclaration(request: ReceivedRequest): Record<string, unknown> | undefined {
-  const tools = Array.isArray(request.body.tools) ? (request.body.tools as Record<string, unknown>[]) : [];
-  const declarations =
-    request.provider === "gemini"
-      ? tools.flatMap((t) => (Array.isArray(t.functionDeclarations) ? t.functionDeclarations : []))
-      : tools;
-  return declarations.find((d) => d.name === RECALL);
+  return declarationsOf(request).find((d) => d?.name === RECALL);
 }
 
 /** The two upstream calls of the CLI's turn: the one answered with the recall call, and terse's round after it. */
@@ -399,7 +402,8 @@ export interface RecallTurn {
 
 /**
  * What every recall test checks once its CLI finished: nothing of the call reached the
- * CLI; the turn was two upstream calls, the first declaring terse_recall, the second the
+ * CLI; the turn was two upstream calls, the first declaring terse_recall last, the second,
+ * streamed or not as the first,
  * same request with the call and its result (exactly the lines asked for) appended, and no
  * other call (the CLI's side calls) made a recall round; one usage event per request the
  * CLI sent, the turn's with both calls' tokens, and /v1/usage counting one recall round;
@@ -437,6 +441,10 @@ export async function expectRecallTraffic(
   const first = firsts[0] as ReceivedRequest;
   expect(second.path).to.equal(first.path);
   expect(recallDeclaration(first), "terse_recall declared in the first call").not.to.equal(undefined);
+  // Last: the tools sit at the front of the provider's cache, the agent's own before it.
+  expect(declarationsOf(first).at(-1)?.name, "the last tool declared").to.equal(RECALL);
+  // terse's round goes as the agent's turn went (streamed or not, the same endpoint).
+  expect([second.endpoint, second.body.stream]).to.deep.equal([first.endpoint, first.body.stream]);
   expect(toolResultIn(first.endpoint, first.body, recall.script)).to.equal(undefined);
 
   const rounds = withResult.length;
