@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     await t.query("ANALYZE");
     console.log(`seeded ${KEYS} active keys in ${Math.round(performance.now() - seeded)} ms`);
 
-    const deps = { db, store: new KeyStore(db), cache: new KeyCache(redis) };
+    const deps = { db, store: new KeyStore(db), cache: new KeyCache(redis, { leaseTtlMs: 3_000 }) };
     const cold = await resyncKeyCache(deps);
     console.log(`cold resync (empty Redis):          ${cold.ms} ms, written ${cold.written}, removed ${cold.removed}`);
     const warm = await resyncKeyCache(deps);

@@ -11,6 +11,13 @@ const common = {
   LOG_LEVEL: logLevel,
   REDIS_URL: url("redis://127.0.0.1:6379"),
   TERSE_PLANS: plansFromEnv,
+  /**
+   * How long a proxy process may answer from its own copies of key records between two
+   * renewals of its lease (docs/operations.md, "Key leases"). A key's change waits for
+   * every process to drop its copy: at most half of this for an acknowledgement, then one
+   * lease for a process that gave none. The same value on the control and data planes.
+   */
+  KEY_LEASE_TTL_MS: positiveInt(3_000),
 };
 
 /** Shutdown of the HTTP services, in order: readiness off, drain delay, close, grace. */
@@ -126,6 +133,7 @@ export const controlPlaneAdminEnv = controlPlaneShape.pick({
   TERSE_PLANS: true,
   DATABASE_URL: true,
   DEMO_PASSWORD: true,
+  KEY_LEASE_TTL_MS: true,
 });
 export type ControlPlaneAdminConfig = z.infer<typeof controlPlaneAdminEnv>;
 
@@ -146,6 +154,13 @@ export const dataPlaneEnv = z
     MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
     /** Usage events held in memory while Redis is unreachable; beyond it the oldest are dropped and counted. */
     USAGE_BUFFER_MAX_EVENTS: positiveInt(100_000),
+    /**
+     * How far ahead rate credits are held: a process's unused credits are unavailable to
+     * the others for at most this long. 0: no credits, every call is counted in Redis.
+     */
+    RATE_CREDIT_SECONDS: nonNegativeInt(20).refine((n) => n === 0 || n >= 5, "expected 0 (off) or at least 5"),
+    /** How soon used rate credits are reported to Redis, and more asked for (ms). */
+    RATE_CREDIT_SETTLE_MS: positiveInt(25),
     ...recall,
     ...httpShutdown,
   })

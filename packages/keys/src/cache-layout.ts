@@ -8,12 +8,13 @@ import type { CompressionSettingsOfKey, ContextCompressLevel, Intensity } from "
 
 export const cacheKeyFor = (keyHash: string) => `svc:key:{${keyHash}}`;
 /**
- * The rate-limit window: second buckets plus their running sum (`w2`). The layout before
- * the sum lived at `svc:rl:{hash}`; a replica of that version would fail on the sum's
- * fields, so during a rolling upgrade each version counts in its own window (the old
- * ones expire within a minute).
+ * The rate-limit window: second buckets, their running sum, and the credits proxy
+ * processes hold in a bucket ahead of time (`w3`). Earlier layouts lived at
+ * `svc:rl:{hash}` (buckets alone) and `svc:rl:w2:{hash}` (without credits); a replica of
+ * an older version would misread the newer fields, so during a rolling upgrade each
+ * version counts in its own window (the old ones expire within a minute).
  */
-export const rateLimitKeyFor = (keyHash: string) => `svc:rl:w2:{${keyHash}}`;
+export const rateLimitKeyFor = (keyHash: string) => `svc:rl:w3:{${keyHash}}`;
 /** Written by every full resync; its absence means Redis lost the cache (flush, failover). */
 export const CACHE_GENERATION_KEY = "svc:cache:generation";
 /**
@@ -22,7 +23,6 @@ export const CACHE_GENERATION_KEY = "svc:cache:generation";
  * tag is the stamp's whole name: one slot, so a single script checks one and sets the other.
  */
 export const CACHE_REWRITE_KEY = `{${CACHE_GENERATION_KEY}}:rewrite`;
-/** Accounts over their monthly token limit, one set per calendar month (UTC). */
 /**
  * Recall (docs/compression.md): the original of a cut, content-addressed under the
  * account that sent it. Written and read by the data plane; the control plane removes
@@ -31,7 +31,45 @@ export const CACHE_REWRITE_KEY = `{${CACHE_GENERATION_KEY}}:rewrite`;
 export const recallKeyFor = (accountId: string, handle: string) => `svc:recall:${accountId}:${handle}`;
 export const recallPatternOf = (accountId: string) => `svc:recall:${accountId}:*`;
 
+/** Accounts over their monthly token limit, one set per calendar month (UTC). */
 export const quotaExceededKeyFor = (yyyymm: string) => `svc:quota:exceeded:${yyyymm}`;
+
+/**
+ * The data plane's copies of key records (@terse/key-leases): each proxy process may
+ * answer from its own memory only while it holds a lease, a member of this sorted set
+ * scored with its expiry (ms, Redis's clock). A change to a key is announced on
+ * KEY_CHANGES_CHANNEL and the control plane answers only once every process with a live
+ * lease has acknowledged it (its id added to the change's acks set) or its lease ran
+ * out. One hash tag for the three, so one script reads leases and acks together.
+ */
+export const KEY_LEASES_KEY = "{svc:dp}:leases";
+/** Processes that did not acknowledge a change in time: their leases are not renewed again. */
+export const FENCED_PROCESSES_KEY = "{svc:dp}:fenced";
+export const keyChangeAcksKeyFor = (nonce: string) => `{svc:dp}:acks:${nonce}`;
+export const KEY_CHANGES_CHANNEL = "svc:keys:changed";
+
+/** One announced change: the key hashes whose records changed or went, or every key ("all": a resync). */
+export interface KeyChange {
+  nonce: string;
+  keys: string[] | "all";
+}
+
+export function encodeKeyChange(change: KeyChange): string {
+  return JSON.stringify(change);
+}
+
+/** A message of KEY_CHANGES_CHANNEL; undefined when it is not one (never thrown: it comes off the wire). */
+export function decodeKeyChange(message: string): KeyChange | undefined {
+  try {
+    const value = JSON.parse(message) as Partial<KeyChange>;
+    if (typeof value?.nonce !== "string" || !/^[0-9a-f]{1,64}$/.test(value.nonce)) return undefined;
+    if (value.keys === "all") return { nonce: value.nonce, keys: "all" };
+    if (!Array.isArray(value.keys) || !value.keys.every((k) => typeof k === "string")) return undefined;
+    return { nonce: value.nonce, keys: value.keys };
+  } catch {
+    return undefined;
+  }
+}
 /** Pub/sub channel announcing a change to any month's quota set. */
 export const QUOTA_CHANNEL = "svc:quota:changed";
 

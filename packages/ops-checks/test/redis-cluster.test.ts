@@ -4,7 +4,16 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { CACHE_GENERATION_KEY, CACHE_REWRITE_KEY, cacheKeyFor, encodeCachedKey, rateLimitKeyFor } from "@terse/keys";
+import { KeyChangeAnnouncer, KeyLease } from "@terse/key-leases";
+import {
+  CACHE_GENERATION_KEY,
+  CACHE_REWRITE_KEY,
+  cacheKeyFor,
+  encodeCachedKey,
+  KEY_LEASES_KEY,
+  keyChangeAcksKeyFor,
+  rateLimitKeyFor,
+} from "@terse/keys";
 import { freePort, waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { Cluster, type Redis } from "ioredis";
@@ -15,7 +24,8 @@ import { AUTH_SCRIPT_SOURCE, AuthScript } from "../../../services/data-plane/src
 // Debian's redis-server on loopback ports. Every key one call touches shares the key
 // hash's hash tag (svc:key:{h}, svc:rl:{h}), so the script runs whichever node owns the
 // slot; a layout without the tag would fail with CROSSSLOT, which the last test shows.
-// The control plane's resync stamp (marker and stamp in one slot) runs here too.
+// The control plane's resync stamp (marker and stamp in one slot), rate credits settled for
+// keys on every master, and the key-lease protocol ({svc:dp} keys, pub/sub) run here too.
 
 const run = promisify(execFile);
 const MASTERS = 3;
@@ -136,6 +146,49 @@ describe("the auth script on a real Redis Cluster (three masters)", function () 
     expect(new Set(owner.values()).size).to.equal(MASTERS);
   });
 
+  it("grants and settles rate credits of keys on every master, in one call", async () => {
+    const owner = await hashesOnEveryMaster();
+    const now = Math.floor(Date.now() / 1000);
+    const settlements = [];
+    for (const hash of owner.keys()) {
+      await cluster.hset(cacheKeyFor(hash), record(hash, 1_000));
+      const lookup = await script.run(hash, now, true, 4);
+      expect(lookup).to.deep.include({ kind: "allowed", granted: 4, remaining: 995 });
+      if (lookup.kind === "absent") throw new Error("absent");
+      settlements.push({ keyHash: hash, nowSeconds: now, want: 0, held: [{ heldIn: lookup.heldIn, used: 1, returned: 3 }] });
+    }
+    const settled = await script.settle(settlements);
+    expect(settled.map((s) => s?.remaining)).to.deep.equal([...owner.keys()].map(() => 998));
+    for (const hash of owner.keys()) expect(await cluster.hget(rateLimitKeyFor(hash), "n")).to.equal("2");
+  });
+
+  it("runs the key-lease protocol: a change is acknowledged through the cluster's pub/sub", async () => {
+    expect(Number(await cluster.cluster("KEYSLOT", KEY_LEASES_KEY))).to.equal(
+      Number(await cluster.cluster("KEYSLOT", keyChangeAcksKeyFor("n"))),
+    );
+    await cluster.set(CACHE_GENERATION_KEY, "gen-lease");
+    const subscriber = new Cluster([{ host: "127.0.0.1", port: ports[0] as number }]);
+    const dropped: string[] = [];
+    const lease = new KeyLease(cluster as unknown as Redis, subscriber as unknown as Redis, {
+      ttlMs: 3_000,
+      onDrop: (keys) => void dropped.push(keys === "all" ? "all" : keys.join()),
+    });
+    try {
+      await lease.start();
+      expect(lease.valid()).to.equal(true);
+      const announcer = new KeyChangeAnnouncer(cluster as unknown as Redis, { leaseTtlMs: 3_000 });
+      const started = performance.now();
+      await announcer.announce(["abc"]);
+      // Acknowledged, not waited out: well under the half lease after which it would be fenced.
+      expect(performance.now() - started).to.be.below(1_500);
+      expect(dropped).to.include("abc");
+      expect(lease.valid()).to.equal(true);
+    } finally {
+      await lease.stop();
+      subscriber.disconnect();
+    }
+  });
+
   it("answers absent for a key the cache does not hold", async () => {
     expect(await script.run(randomBytes(32).toString("hex"), Math.floor(Date.now() / 1000), true)).to.deep.equal({
       kind: "absent",
@@ -146,7 +199,7 @@ describe("the auth script on a real Redis Cluster (three masters)", function () 
     expect(Number(await cluster.cluster("KEYSLOT", CACHE_REWRITE_KEY))).to.equal(
       Number(await cluster.cluster("KEYSLOT", CACHE_GENERATION_KEY)),
     );
-    const cache = new KeyCache(cluster as unknown as Redis);
+    const cache = new KeyCache(cluster as unknown as Redis, { leaseTtlMs: 3_000 });
     const token = await cache.beginRewrite();
     expect(await cache.stampGeneration(token, "gen-1")).to.equal(true);
     expect(await cluster.get(CACHE_GENERATION_KEY)).to.equal("gen-1");

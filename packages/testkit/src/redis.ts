@@ -19,6 +19,7 @@ export const TEST_REDIS_DB = {
   bench: 9,
   hostile: 10,
   faults: 11,
+  leases: 12,
 } as const;
 
 export function testRedisUrl(area: keyof typeof TEST_REDIS_DB): string {

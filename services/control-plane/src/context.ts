@@ -52,7 +52,10 @@ export interface AppContext extends AppDeps {
 /** Wires stores into domain services, once per app. */
 export function buildServices(deps: AppDeps & { clock: () => Date }): Services {
   const keyStore = new KeyStore(deps.db);
-  const keyCache = new KeyCache(deps.redis);
+  const keyCache = new KeyCache(deps.redis, {
+    leaseTtlMs: deps.config.KEY_LEASE_TTL_MS,
+    onFenced: (ids) => deps.logger.warn({ processes: ids }, "proxy processes fenced: a key change was not acknowledged in time"),
+  });
   const keys = new KeyService({
     db: deps.db,
     store: keyStore,

@@ -18,8 +18,8 @@ import { createRedis } from "./infra/redis.ts";
 const CACHE_WATCH_INTERVAL_MS = 5_000;
 
 /** Watches the generation stamp and rebuilds the cache when Redis lost it. */
-function watchKeyCache(deps: { db: Db; redis: Redis; logger: Logger }): NodeJS.Timeout {
-  const cache = new KeyCache(deps.redis);
+function watchKeyCache(deps: { db: Db; redis: Redis; logger: Logger; leaseTtlMs: number }): NodeJS.Timeout {
+  const cache = new KeyCache(deps.redis, { leaseTtlMs: deps.leaseTtlMs });
   const store = new KeyStore(deps.db);
   let running = false;
   const timer = setInterval(async () => {
@@ -51,9 +51,10 @@ async function main(): Promise<void> {
   const redis = createRedis(config.REDIS_URL);
   redis.on("error", (err) => logger.warn({ err: err.message }, "redis connection error"));
   await redis.connect();
-  await resyncKeyCache({ db, store: new KeyStore(db), cache: new KeyCache(redis), logger });
+  const leaseTtlMs = config.KEY_LEASE_TTL_MS;
+  await resyncKeyCache({ db, store: new KeyStore(db), cache: new KeyCache(redis, { leaseTtlMs }), logger });
   await warmUpPasswords();
-  const watcher = watchKeyCache({ db, redis, logger });
+  const watcher = watchKeyCache({ db, redis, logger, leaseTtlMs });
 
   const lifecycle: Lifecycle = { shuttingDown: false };
   const server = createHttpServer(createApp({ config, db, redis, logger, lifecycle }), config);

@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import { type ControlPlaneConfig, controlPlaneEnv, loadConfig } from "@terse/config";
 import { createDb, type Db, type Plan } from "@terse/db";
 import { createLogger } from "@terse/logger";
+import { CACHE_GENERATION_KEY } from "@terse/keys";
 import {
   close,
   createTestDatabase,
@@ -69,6 +70,9 @@ export async function startHarness(
 ): Promise<Harness> {
   const db = await createTestDatabase(`cp_${label}`);
   const redis = await freshRedis(options.redisArea ?? "controlPlane");
+  // What the control plane's start-up resync leaves (main.ts): without the stamp, every
+  // key change would wait a whole lease for proxies that might not have seen a flush.
+  await redis.set(CACHE_GENERATION_KEY, String(Date.now()));
   const config = testConfig({ DATABASE_URL: db.url, ...options.env }, options.redisArea);
   // Named, so stop() can see that every connection of the app is gone before the drop.
   const prisma = createDb(`${db.url}?application_name=${APP_CONNECTIONS}`, { poolSize: 12 });

@@ -181,7 +181,7 @@ describe("key cache: full resync", () => {
     h = await startHarness("cache_resync");
     account = await createAccount(h, "team");
     store = new KeyStore(h.prisma);
-    cache = new KeyCache(h.appRedis);
+    cache = new KeyCache(h.appRedis, { leaseTtlMs: h.config.KEY_LEASE_TTL_MS });
   });
   after(() => h.stop());
 
@@ -260,7 +260,7 @@ describe("key cache: full resync", () => {
         await super.putMany(entries);
         if (flushes-- > 0) await h.redis.flushdb();
       }
-    })(h.appRedis);
+    })(h.appRedis, { leaseTtlMs: h.config.KEY_LEASE_TTL_MS });
   }
 
   it("never stamps a cache flushed in the middle of its resync: it rewrites it whole, then stamps", async () => {

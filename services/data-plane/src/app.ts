@@ -4,9 +4,12 @@ import { ApiError, answerClientError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
 import { resolveOperation } from "@terse/wire-formats";
 import { Redis } from "ioredis";
-import { Authenticator } from "./domain/authenticate.ts";
+import { KeyLease } from "@terse/key-leases";
+import { Authenticator, type LocalAuth } from "./domain/authenticate.ts";
+import { KeyCopies } from "./domain/key-copies.ts";
 import { QuotaView } from "./domain/quota-view.ts";
-import { createProxyMetrics } from "./http/metrics.ts";
+import { RateCredits } from "./domain/rate-credits.ts";
+import { createProxyMetrics, type ProxyMetrics } from "./http/metrics.ts";
 import { createProxyHandler, pathOf } from "./http/proxy.ts";
 import { newRequestId, sendError } from "./http/respond.ts";
 import { AuthScript } from "./infra/auth-script.ts";
@@ -49,7 +52,9 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     maxBuffered: config.USAGE_BUFFER_MAX_EVENTS,
     dropped: metrics.usageDropped,
   });
-  const authenticator = new Authenticator(redis, new AuthScript(redis), quota);
+  const script = new AuthScript(redis, config.RATE_CREDIT_SECONDS);
+  const local = await startLocalAuth(config, redis, subscriber, script, logger, metrics);
+  const authenticator = new Authenticator(redis, script, quota, local?.auth);
   const recallStore = new RecallStore(redis, config.RECALL_TTL_SECONDS, logger);
   const proxy = createProxyHandler({ config, authenticator, publisher, logger, metrics, recallStore });
   const lifecycle = { shuttingDown: false };
@@ -110,6 +115,7 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     const timer = setTimeout(() => server.closeAllConnections(), graceMs);
     await closed;
     clearTimeout(timer);
+    await local?.stop();
     await publisher.drain(Math.max(1_000, graceMs / 5));
     quota.stop();
     await publisher.close();
@@ -117,6 +123,48 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
   }
 
   return { server, publisher, quota, shutdown };
+}
+
+/**
+ * This process's copies of key records and its rate credits (docs/operations.md), so a
+ * known key with a credit is admitted without a round trip. Without credits
+ * (RATE_CREDIT_SECONDS=0) every call goes to Redis anyway, and copies would save nothing.
+ */
+async function startLocalAuth(
+  config: DataPlaneConfig,
+  redis: Redis,
+  subscriber: Redis,
+  script: AuthScript,
+  logger: Logger,
+  metrics: ProxyMetrics,
+): Promise<{ auth: LocalAuth; stop(): Promise<void> } | undefined> {
+  if (config.RATE_CREDIT_SECONDS === 0) return undefined;
+  const credits = new RateCredits(script, {
+    holdSeconds: config.RATE_CREDIT_SECONDS,
+    settleMs: config.RATE_CREDIT_SETTLE_MS,
+    onSettleFailed: (keys) => logger.warn({ keys }, "rate credits could not be settled; they stay counted as used"),
+  });
+  const lease = new KeyLease(redis, subscriber, {
+    ttlMs: config.KEY_LEASE_TTL_MS,
+    onDrop: (keys) => {
+      copies.drop(keys);
+      credits.retire(keys);
+    },
+    onEvent: (event) => {
+      if (event.kind === "change") return metrics.keyChanges.inc();
+      metrics.keyLeaseLapses.inc();
+      logger.warn({ reason: event.reason }, "key lease lapsed: copies dropped, every key asks Redis until renewed");
+    },
+  });
+  const copies = new KeyCopies(lease);
+  await lease.start();
+  return {
+    auth: { copies, credits },
+    async stop() {
+      await lease.stop();
+      await credits.drain();
+    },
+  };
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

@@ -12,6 +12,7 @@ import {
   quotaExceededKeyFor,
   quotaMonth,
 } from "@terse/keys";
+import { KeyChangeAnnouncer } from "@terse/key-leases";
 import { createLogger } from "@terse/logger";
 import { freshRedis, type TEST_REDIS_DB, testRedisUrl } from "@terse/testkit";
 import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
@@ -35,7 +36,10 @@ export interface Harness {
   config: DataPlaneConfig;
   /** Writes a key record into the cache as the control plane would, returns the raw key. */
   addKey(overrides?: Partial<CachedKey>): Promise<{ rawKey: string; record: CachedKey }>;
+  /** Deletes the key's record and announces it, as the control plane's DELETE does before it returns. */
   revoke(rawKey: string): Promise<void>;
+  /** Rewrites the key's record and announces it, as the control plane's PATCH does. */
+  changeKey(rawKey: string, record: CachedKey): Promise<void>;
   markOverQuota(accountId: string): Promise<void>;
   /** Usage events enqueued so far. */
   events(): Promise<UsageEvent[]>;
@@ -43,6 +47,22 @@ export interface Harness {
 }
 
 let keySeq = 0;
+
+/** A key record as the control plane writes it: a free plan's key with the defaults, and `overrides`. */
+export function keyRecord(overrides: Partial<CachedKey> = {}): CachedKey {
+  return {
+    key_id: "key_test",
+    account_id: "acct_test",
+    plan: "free",
+    rate_limit_rpm: 1000,
+    intensity: "full",
+    auto_compress_input: false,
+    smart_detect_enabled: true,
+    context_compress: false,
+    context_compress_level: "standard",
+    ...overrides,
+  };
+}
 
 /** `area`: the Redis db of another test area (default: the data plane's own). */
 export async function startHarness(
@@ -68,6 +88,7 @@ export async function startHarness(
   const plane = await createDataPlane(config, logger);
   await new Promise<void>((r) => plane.server.listen(0, "127.0.0.1", () => r()));
   const url = `http://127.0.0.1:${(plane.server.address() as AddressInfo).port}`;
+  const announcer = new KeyChangeAnnouncer(redis, { leaseTtlMs: config.KEY_LEASE_TTL_MS });
   const queue = new Queue(USAGE_QUEUE, {
     connection: new Redis(testRedisUrl(area), { maxRetriesPerRequest: null }),
   });
@@ -81,23 +102,17 @@ export async function startHarness(
     async addKey(overrides = {}) {
       const rawKey = generateRawKey();
       keySeq++;
-      const record: CachedKey = {
-        key_id: `key_test${keySeq}`,
-        account_id: `acct_test${keySeq}`,
-        plan: "free",
-        rate_limit_rpm: 1000,
-        intensity: "full",
-        auto_compress_input: false,
-        smart_detect_enabled: true,
-        context_compress: false,
-        context_compress_level: "standard",
-        ...overrides,
-      };
+      const record = keyRecord({ key_id: `key_test${keySeq}`, account_id: `acct_test${keySeq}`, ...overrides });
       await redis.hset(cacheKeyFor(hashKey(rawKey)), encodeCachedKey(record));
       return { rawKey, record };
     },
     async revoke(rawKey) {
       await redis.del(cacheKeyFor(hashKey(rawKey)));
+      await announcer.announce([hashKey(rawKey)]);
+    },
+    async changeKey(rawKey, record) {
+      await redis.hset(cacheKeyFor(hashKey(rawKey)), encodeCachedKey(record));
+      await announcer.announce([hashKey(rawKey)]);
     },
     async markOverQuota(accountId) {
       await redis.sadd(quotaExceededKeyFor(quotaMonth()), accountId);

@@ -1,5 +1,6 @@
 import { type FakeProvider, startFakeProvider } from "@terse/fake-provider";
-import { CACHE_GENERATION_KEY, cacheKeyFor, encodeCachedKey, generateRawKey, hashKey } from "@terse/keys";
+import { KeyChangeAnnouncer } from "@terse/key-leases";
+import { CACHE_GENERATION_KEY, cacheKeyFor, encodeCachedKey, generateRawKey, hashKey, rateLimitKeyFor } from "@terse/keys";
 import {
   freePort,
   freshRedis,
@@ -14,22 +15,14 @@ import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
 import { expect } from "chai";
 import { Redis } from "ioredis";
-import { PROVIDER_KEY } from "./harness.ts";
+import { keyRecord, PROVIDER_KEY } from "./harness.ts";
 
 // Proxy processes as they run in production (main.ts), sharing one Redis.
 
 const record = (rpm: number) =>
-  encodeCachedKey({
-    key_id: "key_replicas",
-    account_id: "acct_replicas",
-    plan: "free",
-    rate_limit_rpm: rpm,
-    intensity: "full",
-    auto_compress_input: false,
-    smart_detect_enabled: false,
-    context_compress: false,
-    context_compress_level: "standard",
-  });
+  encodeCachedKey(
+    keyRecord({ key_id: "key_replicas", account_id: "acct_replicas", rate_limit_rpm: rpm, smart_detect_enabled: false }),
+  );
 
 async function startProxy(redisUrl: string, upstream: string): Promise<{ proc: RunningProcess; url: string }> {
   const port = await freePort();
@@ -55,12 +48,14 @@ function call(url: string, rawKey: string): Promise<Response> {
 describe("data plane: several proxy processes on one Redis", function () {
   this.timeout(60_000);
   let redis: Redis;
+  let announcer: KeyChangeAnnouncer;
   let fake: FakeProvider;
   const proxies: { proc: RunningProcess; url: string }[] = [];
 
   before(async () => {
     redis = await freshRedis("dataPlane");
     await redis.set(CACHE_GENERATION_KEY, "1");
+    announcer = new KeyChangeAnnouncer(redis, { leaseTtlMs: 3_000 });
     fake = await startFakeProvider();
     proxies.push(
       ...(await Promise.all([
@@ -98,7 +93,10 @@ describe("data plane: several proxy processes on one Redis", function () {
         const status = (await call(proxies[worker % 2]?.url ?? "", rawKey)).status;
         results.push({ started, status });
         if (worker === 0 && i === 5) {
-          await redis.del(cacheKeyFor(hashKey(rawKey))); // what the control plane's DELETE does before it returns
+          // What the control plane's DELETE does before it returns: both processes, which
+          // answer this key from their own copies by now, drop them before announce returns.
+          await redis.del(cacheKeyFor(hashKey(rawKey)));
+          await announcer.announce([hashKey(rawKey)]);
           revokedAt = Date.now();
         }
       }
@@ -108,6 +106,41 @@ describe("data plane: several proxy processes on one Redis", function () {
     expect(after.length).to.be.greaterThan(20);
     expect(after.every((r) => r.status === 401)).to.equal(true);
     expect(results.some((r) => r.status === 200)).to.equal(true);
+  });
+
+  it("applies a key's change on both processes by the time the change returns", async () => {
+    const rawKey = generateRawKey();
+    await redis.hset(cacheKeyFor(hashKey(rawKey)), record(1_000_000));
+    for (const p of proxies) for (let i = 0; i < 3; i++) expect((await call(p.url, rawKey)).status).to.equal(200);
+    // A new limit below what the window already counted: the next call anywhere is over it.
+    await redis.hset(cacheKeyFor(hashKey(rawKey)), record(1));
+    await announcer.announce([hashKey(rawKey)]);
+    for (const p of proxies) {
+      const res = await call(p.url, rawKey);
+      expect(res.status).to.equal(429);
+      expect(res.headers.get("x-ratelimit-limit")).to.equal("1");
+    }
+  });
+
+  it("admits a known key from the process's own copy and credits, and gives unused credits back", async () => {
+    const rawKey = generateRawKey();
+    const keyHash = hashKey(rawKey);
+    await redis.hset(cacheKeyFor(keyHash), record(1_000_000));
+    const scriptCalls = async () => {
+      const stats = await redis.info("commandstats");
+      return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+    };
+    const before = await scriptCalls();
+    const calls = 60;
+    for (let i = 0; i < calls; i++) expect((await call(proxies[0]?.url ?? "", rawKey)).status).to.equal(200);
+    // Without credits every call is one script call; with them, a settle now and then.
+    // Counted by Redis itself, so every script call of the process is in it.
+    expect((await scriptCalls()) - before).to.be.below(calls / 2);
+    // Idle, the process gives back what it did not use: the window ends counting the calls alone.
+    await waitFor(async () => Number(await redis.hget(rateLimitKeyFor(keyHash), "n")) === calls, {
+      timeoutMs: 10_000,
+      what: "the window to count exactly the calls made",
+    });
   });
 });
 

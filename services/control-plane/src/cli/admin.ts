@@ -57,7 +57,7 @@ function keyService(rt: Runtime): KeyService {
   return new KeyService({
     db: rt.db,
     store: new KeyStore(rt.db),
-    cache: new KeyCache(rt.redis),
+    cache: new KeyCache(rt.redis, { leaseTtlMs: rt.config.KEY_LEASE_TTL_MS }),
     plans: rt.config.TERSE_PLANS,
     logger: createLogger({ service: "control-plane-admin", level: "warn" }),
     clock: () => new Date(),
@@ -96,7 +96,8 @@ const COMMANDS: Record<
   },
 
   async "cache:resync"(rt) {
-    return resyncKeyCache({ db: rt.db, store: new KeyStore(rt.db), cache: new KeyCache(rt.redis) });
+    const cache = new KeyCache(rt.redis, { leaseTtlMs: rt.config.KEY_LEASE_TTL_MS });
+    return resyncKeyCache({ db: rt.db, store: new KeyStore(rt.db), cache });
   },
 };
 

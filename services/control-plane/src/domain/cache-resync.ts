@@ -36,6 +36,8 @@ export async function resyncKeyCache(deps: {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const rewrite = await resyncTransaction(deps.db, (tx) => rewriteCache(deps, tx));
     if (rewrite) {
+      // Whatever Redis held before (a record a failover brought back), no proxy keeps a copy of it.
+      await deps.cache.announceResync();
       const result = { ...rewrite, ms: Math.round(performance.now() - started) };
       deps.logger?.info(result, "key cache resynced");
       return result;

@@ -64,7 +64,7 @@ export class KeyService {
         keyPrefix: keyPrefixOf(rawKey),
         rateLimitRpm: plan.rate_limit_rpm,
       });
-      await this.deps.cache.apply({ put: [cacheEntryOf(record, account.plan)] });
+      await this.deps.cache.apply({ put: [cacheEntryOf(record, account.plan)], fresh: [keyHash] });
       return { record, rawKey };
     });
   }
@@ -103,7 +103,7 @@ export class KeyService {
           contextCompressLevel: old.contextCompressLevel,
           rateLimitRpm: old.rateLimitRpm,
         });
-        await this.deps.cache.apply({ put: [cacheEntryOf(record, plan)], remove: [old.keyHash] });
+        await this.deps.cache.apply({ put: [cacheEntryOf(record, plan)], remove: [old.keyHash], fresh: [keyHash] });
         return { record, rawKey };
       },
       [keyHash],

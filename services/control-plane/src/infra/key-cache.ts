@@ -8,10 +8,13 @@ import {
   encodeCachedKey,
   recallPatternOf,
 } from "@terse/keys";
+import { KeyChangeAnnouncer } from "@terse/key-leases";
 import type { Redis } from "ioredis";
 
 // The ONLY writer of the Redis key cache (DESIGN.md section 2). The layout belongs to
-// @terse/keys, shared with the data plane that reads it.
+// @terse/keys, shared with the data plane that reads it. The data plane's processes keep
+// copies of the records they use (@terse/key-leases): every write here that changes or
+// removes a record returns only once no process can still answer from an older copy.
 
 /** One key's record as the data plane needs it, under the SHA-256 of the raw key. */
 export interface CacheEntry {
@@ -35,19 +38,30 @@ interface ScriptedRedis extends Redis {
   terseStamp(rewriteKey: string, generationKey: string, token: string, generation: string): Promise<number>;
 }
 
+export interface KeyCacheOptions {
+  /** KEY_LEASE_TTL_MS: the longest a proxy process keeps a copy without renewing its lease. */
+  leaseTtlMs: number;
+  /** Proxy processes fenced for not acknowledging a change in time (logged by the caller). */
+  onFenced?(ids: string[]): void;
+}
+
 export class KeyCache {
   private readonly redis: ScriptedRedis;
+  private readonly announcer: KeyChangeAnnouncer;
 
-  constructor(redis: Redis) {
+  constructor(redis: Redis, options: KeyCacheOptions) {
     redis.defineCommand("terseStamp", { numberOfKeys: 2, lua: STAMP_SCRIPT });
     this.redis = redis as ScriptedRedis;
+    this.announcer = new KeyChangeAnnouncer(redis, options);
   }
 
   /**
    * Writes `put` and removes `remove` in one MULTI, so a rotation swaps the old key for
-   * the new one atomically for every reader.
+   * the new one atomically for every reader; then waits until every proxy process has
+   * dropped its copies of them. `fresh`: hashes of keys made in this change, which no
+   * process can have seen (a create, a rotation's new key): nothing to wait for.
    */
-  async apply(change: { put?: CacheEntry[]; remove?: string[] }): Promise<void> {
+  async apply(change: { put?: CacheEntry[]; remove?: string[]; fresh?: string[] }): Promise<void> {
     const multi = this.redis.multi();
     for (const entry of change.put ?? []) multi.hset(cacheKeyFor(entry.keyHash), encodeCachedKey(entry.value));
     for (const hash of change.remove ?? []) multi.unlink(cacheKeyFor(hash));
@@ -56,6 +70,14 @@ export class KeyCache {
       const failed = results?.find(([err]) => err !== null);
       if (!results || failed) throw failed?.[0] ?? new Error("MULTI aborted");
     });
+    const fresh = new Set(change.fresh);
+    const changed = [...(change.put ?? []).map((e) => e.keyHash), ...(change.remove ?? [])].filter((h) => !fresh.has(h));
+    await this.run(() => this.announcer.announce(changed));
+  }
+
+  /** After a resync: every proxy process drops every copy, whatever the rewrite changed. */
+  async announceResync(): Promise<void> {
+    await this.run(() => this.announcer.announce("all"));
   }
 
   /** Resync: many records in one pipeline (no MULTI: a full rewrite needs no atomicity). */

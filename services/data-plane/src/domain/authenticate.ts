@@ -2,23 +2,31 @@ import type { ErrorCode } from "@terse/errors";
 import { CACHE_GENERATION_KEY, type CachedKey, hashKey, isWellFormedKey } from "@terse/keys";
 import type { Redis } from "ioredis";
 import type { AuthLookup, AuthScript } from "../infra/auth-script.ts";
+import type { KeyCopies } from "./key-copies.ts";
 import type { QuotaView } from "./quota-view.ts";
+import type { Credit, RateCredits } from "./rate-credits.ts";
 
 export interface Admitted {
   key: CachedKey;
   keyHash: string;
   rateLimit: { limit: number; remaining: number; resetSeconds: number };
+  /** The credit the call was admitted on, when it was admitted without asking Redis. */
+  credit?: Credit;
 }
 
-/** Whether the key cache was consulted, and found the key: undefined when the key never got that far (malformed). */
-export type CacheLookup = "hit" | "miss" | undefined;
+/**
+ * Where the key was found: this process's copy ("local", no round trip), the Redis key
+ * cache ("hit"), or nowhere ("miss": unknown or revoked); undefined when the key never
+ * got that far (malformed).
+ */
+export type CacheLookup = "local" | "hit" | "miss" | undefined;
 
 /**
  * The verdict on a request's credentials. Refusals are expected outcomes, answered with
  * their code (and headers); only Redis being unreachable throws.
  */
 export type Verdict =
-  | { ok: true; admitted: Admitted; lookup: "hit" }
+  | { ok: true; admitted: Admitted; lookup: "local" | "hit" }
   | { ok: false; code: ErrorCode; headers?: Record<string, string>; lookup: CacheLookup };
 
 /** Redis could not be asked: the one failure admit() throws. */
@@ -29,20 +37,29 @@ export class AuthCacheDown extends Error {
   }
 }
 
+/** This process's own state: its copies of key records and its rate credits. */
+export interface LocalAuth {
+  copies: KeyCopies;
+  credits: RateCredits;
+}
+
 /**
  * The checks of DESIGN.md section 4, in its order: Authorization missing -> 401; bad
  * format, unknown or revoked -> 401; X-Provider-Key missing -> 400; rpm -> 429; quota
- * -> 429. One Redis round trip on the path of a valid key.
+ * -> 429.
  *
- * No local positive cache of key records: a revoked key must get 401 on every replica
- * the moment the control plane's DELETE returns (spec section 3), and a local cache
- * could only honour that with synchronous invalidation. Redis is the one source.
+ * A key this process holds a copy and a rate credit of is admitted without a round trip
+ * (`local`): the copy is kept consistent by synchronous invalidation (KeyCopies, the
+ * spec's 401 the moment DELETE returns), the credit was counted in the key's window
+ * when it was granted (RateCredits). Otherwise one Redis round trip, the auth script,
+ * which also grants credits for the calls to come. Without `local` every call asks Redis.
  */
 export class Authenticator {
   constructor(
     private readonly redis: Redis,
     private readonly script: AuthScript,
     private readonly quota: QuotaView,
+    private readonly local?: LocalAuth,
   ) {}
 
   /**
@@ -60,26 +77,50 @@ export class Authenticator {
     const keyHash = hashKey(rawKey);
     const nowSeconds = Math.floor(nowMs / 1000);
     const hasProviderKey = typeof providerKey === "string" && providerKey !== "";
+    const local = this.local;
+    const copy = local?.copies.get(keyHash);
+    if (local && copy) {
+      if (Array.isArray(providerKey)) return { ok: false, code: "repeated_provider_key", lookup: "local" };
+      if (!hasProviderKey) return { ok: false, code: "missing_provider_key", lookup: "local" };
+      const credit = local.credits.take(keyHash, nowSeconds);
+      if (credit) return this.withinQuota({ key: copy, keyHash, rateLimit: credit.rateLimit, credit }, nowMs, "local");
+    }
+    const epoch = local?.copies.epoch ?? 0;
+    const want = local && hasProviderKey ? local.credits.want(keyHash, copy?.rate_limit_rpm ?? 1) : 0;
     // The script's answer awaited here, not through a chain of async helpers: each level
     // is a promise and a microtask more, on every request.
-    let lookup: Lookup = await this.runScript(keyHash, nowSeconds, hasProviderKey);
-    if (lookup.kind === "absent") lookup = await this.confirmAbsent(keyHash, nowSeconds, hasProviderKey);
+    let lookup: Lookup = await this.runScript(keyHash, nowSeconds, hasProviderKey, want);
+    if (lookup.kind === "absent") lookup = await this.confirmAbsent(keyHash, nowSeconds, hasProviderKey, want);
     if (lookup.kind === "unavailable") return { ok: false, code: "auth_cache_unavailable", lookup: undefined };
     if (lookup.kind === "absent") return { ok: false, code: "invalid_api_key", lookup: "miss" };
+    if (local) {
+      local.copies.keep(keyHash, lookup.key, epoch);
+      local.credits.note(keyHash, lookup);
+    }
     // Sent twice: Node would join them ("a, b") into a key nobody sent.
     if (Array.isArray(providerKey)) return { ok: false, code: "repeated_provider_key", lookup: "hit" };
     if (!hasProviderKey) return { ok: false, code: "missing_provider_key", lookup: "hit" };
     const rateLimit = { limit: lookup.limit, remaining: lookup.remaining, resetSeconds: lookup.resetSeconds };
     if (lookup.kind === "limited") {
+      // Full, counting credits this process holds (granted while this call was on its
+      // way): one of them is this call's, or it would be lost to the window for a while.
+      const credit = local?.credits.take(keyHash, nowSeconds);
+      if (credit) return this.withinQuota({ key: lookup.key, keyHash, rateLimit: credit.rateLimit, credit }, nowMs, "hit");
       const headers = { ...rateLimitHeaders(rateLimit), "Retry-After": String(rateLimit.resetSeconds) };
       return { ok: false, code: "rate_limit_exceeded", headers, lookup: "hit" };
     }
-    if (this.quota.isExceeded(lookup.key.account_id, nowMs)) {
-      this.release({ key: lookup.key, keyHash, rateLimit }, nowMs);
+    if (local) rateLimit.remaining += lookup.granted; // this process's own credits are free for its callers
+    return this.withinQuota({ key: lookup.key, keyHash, rateLimit }, nowMs, "hit");
+  }
+
+  /** The last check, the account's token quota (in memory); a refused call gives its slot back. */
+  private withinQuota(admitted: Admitted, nowMs: number, lookup: "local" | "hit"): Verdict {
+    if (this.quota.isExceeded(admitted.key.account_id, nowMs)) {
+      this.release(admitted, nowMs);
       const headers = { "Retry-After": String(secondsToNextMonth(nowMs)) };
-      return { ok: false, code: "token_quota_exceeded", headers, lookup: "hit" };
+      return { ok: false, code: "token_quota_exceeded", headers, lookup };
     }
-    return { ok: true, admitted: { key: lookup.key, keyHash, rateLimit }, lookup: "hit" };
+    return { ok: true, admitted, lookup };
   }
 
   /**
@@ -87,7 +128,11 @@ export class Authenticator {
    * its body): refused calls do not count. Best effort, off the answer's path.
    */
   release(admitted: Admitted, nowMs: number): void {
-    void this.script.uncount(admitted.keyHash, Math.floor(nowMs / 1000)).catch(() => undefined);
+    // A credit goes back to this process, unless it was reported used already: then its
+    // bucket in Redis gives the slot back, as a call that asked Redis does.
+    const second = admitted.credit ? this.local?.credits.giveBack(admitted.credit) : Math.floor(nowMs / 1000);
+    if (second === undefined) return;
+    void this.script.uncount(admitted.keyHash, second).catch(() => undefined);
   }
 
   /**
@@ -99,19 +144,19 @@ export class Authenticator {
    * stamp seen after says no flush came in between. Only unknown and revoked keys pay
    * the extra round trips.
    */
-  private async confirmAbsent(keyHash: string, nowSeconds: number, count: boolean): Promise<Lookup> {
+  private async confirmAbsent(keyHash: string, nowSeconds: number, count: boolean, want: number): Promise<Lookup> {
     const before = await this.generation();
     if (before === null) return UNAVAILABLE;
-    const again = await this.runScript(keyHash, nowSeconds, count);
+    const again = await this.runScript(keyHash, nowSeconds, count, want);
     if (again.kind !== "absent") return again;
     if ((await this.generation()) !== before) return UNAVAILABLE;
     return again;
   }
 
   /** The script's answer; AuthCacheDown when Redis could not be asked. */
-  private runScript(keyHash: string, nowSeconds: number, count: boolean): Promise<AuthLookup> {
+  private runScript(keyHash: string, nowSeconds: number, count: boolean, want: number): Promise<AuthLookup> {
     try {
-      return this.script.run(keyHash, nowSeconds, count).catch(cacheDown);
+      return this.script.run(keyHash, nowSeconds, count, want).catch(cacheDown);
     } catch (err) {
       return Promise.reject(new AuthCacheDown(err));
     }

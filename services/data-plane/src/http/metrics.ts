@@ -9,6 +9,10 @@ export interface ProxyMetrics {
   recallRounds: Counter;
   usageDropped: Counter;
   usageBuffered: Gauge;
+  /** Key changes taken from the control plane (copies dropped, acknowledged). */
+  keyChanges: Counter;
+  /** Times this process's key lease lapsed (every copy dropped until renewed). */
+  keyLeaseLapses: Counter;
   /** One answered request: its count and duration, by provider and status. */
   answered(provider: string, status: number, seconds: number): void;
   upstreamTtfbOf(provider: string): { observe(seconds: number): void };
@@ -54,7 +58,7 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
   );
   const authLookups = new BoundCounter(
     "terse_auth_cache_lookups_total",
-    "Service-key lookups in the Redis key cache: hit (key found) or miss (unknown or revoked)",
+    "Service-key lookups: local (this process's copy, with a rate credit: no round trip), hit (found in the Redis key cache) or miss (unknown or revoked)",
     ["result"],
     registry,
   );
@@ -106,6 +110,16 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
     usageBuffered: new Gauge({
       name: "terse_usage_events_buffered",
       help: "Usage events waiting to be enqueued",
+      registers: [registry],
+    }),
+    keyChanges: new Counter({
+      name: "terse_key_changes_total",
+      help: "Key changes announced by the control plane and taken by this process (its copies dropped)",
+      registers: [registry],
+    }),
+    keyLeaseLapses: new Counter({
+      name: "terse_key_lease_lapses_total",
+      help: "Times this process's key lease lapsed: every copy dropped, keys read from Redis until it is renewed",
       registers: [registry],
     }),
     answered(provider, status, seconds) {
