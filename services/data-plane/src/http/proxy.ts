@@ -53,7 +53,7 @@ export interface ProxyDeps {
 
 /** Milliseconds spent in each stage before the upstream answered (Server-Timing). */
 interface Timing {
-  /** The key cache round trip(s): authentication, rpm and quota. */
+  /** Authentication, rpm and quota: the key cache round trip(s), or none for a key answered from the process's copy. */
   auth: number;
   /** Reading (and decoding) the request body. */
   body: number;
