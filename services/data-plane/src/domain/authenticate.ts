@@ -76,12 +76,13 @@ export class Authenticator {
     if (!isWellFormedKey(rawKey)) return { ok: false, code: "invalid_api_key", lookup: undefined };
     const keyHash = hashKey(rawKey);
     const nowSeconds = Math.floor(nowMs / 1000);
-    const hasProviderKey = typeof providerKey === "string" && providerKey !== "";
+    // Checked after the key (a bad key is 401 before a missing provider key is 400).
+    const providerKeyRefusal = providerKeyRefusalOf(providerKey);
+    const hasProviderKey = providerKeyRefusal === undefined;
     const local = this.local;
     const copy = local?.copies.get(keyHash);
     if (local && copy) {
-      if (Array.isArray(providerKey)) return { ok: false, code: "repeated_provider_key", lookup: "local" };
-      if (!hasProviderKey) return { ok: false, code: "missing_provider_key", lookup: "local" };
+      if (providerKeyRefusal) return { ok: false, code: providerKeyRefusal, lookup: "local" };
       const credit = local.credits.take(keyHash, nowSeconds);
       if (credit) return this.withinQuota({ key: copy, keyHash, rateLimit: credit.rateLimit, credit }, nowMs, "local");
     }
@@ -97,9 +98,7 @@ export class Authenticator {
       local.copies.keep(keyHash, lookup.key, epoch);
       local.credits.note(keyHash, lookup);
     }
-    // Sent twice: Node would join them ("a, b") into a key nobody sent.
-    if (Array.isArray(providerKey)) return { ok: false, code: "repeated_provider_key", lookup: "hit" };
-    if (!hasProviderKey) return { ok: false, code: "missing_provider_key", lookup: "hit" };
+    if (providerKeyRefusal) return { ok: false, code: providerKeyRefusal, lookup: "hit" };
     const rateLimit = { limit: lookup.limit, remaining: lookup.remaining, resetSeconds: lookup.resetSeconds };
     if (lookup.kind === "limited") {
       // Full, counting credits this process holds (granted while this call was on its
@@ -179,6 +178,12 @@ function cacheDown(err: unknown): never {
 /** The cache holds no verdict on the key right now (flushed, being rewritten): 503, never 401. */
 const UNAVAILABLE = { kind: "unavailable" } as const;
 type Lookup = AuthLookup | typeof UNAVAILABLE;
+
+/** Why X-Provider-Key refuses the call, if it does: sent twice (Node would join them, "a, b", into a key nobody sent), or missing. */
+function providerKeyRefusalOf(header: string | readonly string[] | undefined): ErrorCode | undefined {
+  if (Array.isArray(header)) return "repeated_provider_key";
+  return typeof header === "string" && header !== "" ? undefined : "missing_provider_key";
+}
 
 function bearerOf(header: string | readonly string[] | undefined): string | undefined {
   // Sent twice: which one counts would be a guess (a proxy in front may have read the
