@@ -117,13 +117,17 @@ export class RateCredits {
 
   /** An answer of the auth script: the window it saw, and the credits it granted. */
   note(keyHash: string, answer: WindowState & Grant): void {
+    const window = { limit: answer.limit, remaining: answer.remaining, resetSeconds: answer.resetSeconds };
     let k = this.keys.get(keyHash);
+    if (k) k.window = window;
+    // A key is tracked only while it holds credits: one without has nothing to settle.
+    if (answer.granted === 0) return;
     if (!k) {
-      k = { batches: [], window: answer, uses: 0, rate: 0, since: performance.now(), lastTake: performance.now() };
+      const now = performance.now();
+      k = { batches: [], window, uses: 0, rate: 0, since: now, lastTake: now };
       this.keys.set(keyHash, k);
     }
-    k.window = { limit: answer.limit, remaining: answer.remaining, resetSeconds: answer.resetSeconds };
-    if (answer.granted > 0) this.addBatch(k, answer);
+    this.addBatch(k, answer);
   }
 
   /** The keys' credits are settled one last time and forgotten (their records changed or went). */
@@ -186,9 +190,10 @@ export class RateCredits {
     const nowSeconds = Math.floor(Date.now() / 1000);
     const idleSince = performance.now() - IDLE_MS;
     for (const [keyHash, k] of this.keys) {
-      if (k.lastTake <= idleSince || k.batches.some((b) => nowSeconds >= b.heldIn - EXPIRY_MARGIN)) {
-        this.markDirty(keyHash);
-      }
+      const idle = k.lastTake <= idleSince;
+      // Idle with nothing left and nothing unreported: forgotten, no settle call for it.
+      if (idle && !this.dirty.has(keyHash) && leftOf(k) === 0) this.keys.delete(keyHash);
+      else if (idle || k.batches.some((b) => nowSeconds >= b.heldIn - EXPIRY_MARGIN)) this.markDirty(keyHash);
     }
     if (this.keys.size === 0 && this.retired.length === 0) {
       clearInterval(this.sweeper);
