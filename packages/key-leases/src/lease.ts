@@ -156,7 +156,8 @@ export class KeyLease {
     }
     this.id = newLeaseId();
     this.options.onDrop("all");
-    if (held) this.options.onEvent?.({ kind: "lapse", reason });
+    // Giving the lease back on stop is no lapse: nothing to warn of or count.
+    if (held && !this.stopped) this.options.onEvent?.({ kind: "lapse", reason });
   }
 
   private readonly onMessage = (channel: string, message: string): void => {
