@@ -21,6 +21,20 @@ export function cpuSeconds(pids: number[]): number {
   return ticks / CLK_TCK;
 }
 
+/** Read and write system calls `pids` made so far (/proc/<pid>/io): a proxy's socket work per request. */
+export function syscalls(pids: number[]): number {
+  let calls = 0;
+  for (const pid of pids) {
+    try {
+      const io = readFileSync(`/proc/${pid}/io`, "utf8");
+      calls += Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0) + Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0);
+    } catch {
+      // exited
+    }
+  }
+  return calls;
+}
+
 /**
  * Waits until `pids` together use less than `share` of a core over a `windowMs` window (or
  * `deadlineMs` passed), and says how long that took: a target still busy with the last

@@ -25,7 +25,7 @@ import {
   testRedisUrl,
 } from "@terse/testkit";
 import { buildServices } from "../../scripts/build-services.mjs";
-import { childPids, cpuSeconds, median, rssMb, settle, startScript } from "./procs.ts";
+import { childPids, cpuSeconds, median, rssMb, settle, startScript, syscalls } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -67,6 +67,8 @@ const BODY = JSON.stringify({
 
 /** Words in each answer of the streamed-answers phase: an answer of some length, as agents stream them. */
 const STREAM_WORDS = Number(process.env.BENCH_STREAM_WORDS ?? 300);
+/** `BENCH_STREAMED=0` skips the streamed-answers phase (a profile of the JSON runs alone). */
+const STREAMED = process.env.BENCH_STREAMED !== "0";
 /** The same request, streamed: the fake upstream sends `STREAM_WORDS` events, one write each. */
 const STREAM_BODY = JSON.stringify({ ...JSON.parse(BODY), stream: true, max_tokens: STREAM_WORDS });
 
@@ -82,6 +84,8 @@ interface Run {
   p50: number;
   p99: number;
   cpuUsPerReq: number;
+  /** Read and write system calls per request (sockets, mostly). */
+  syscallsPerReq: number;
   requests: number;
   errors: number;
 }
@@ -98,6 +102,7 @@ function wrk(url: string, headers: Record<string, string>, connections: number, 
     ].join("\n"),
   );
   const before = cpuSeconds(pids);
+  const callsBefore = syscalls(pids);
   const out = execFileSync("wrk", [
     "-t2",
     `-c${connections}`,
@@ -108,6 +113,7 @@ function wrk(url: string, headers: Record<string, string>, connections: number, 
     url,
   ]).toString();
   const cpu = cpuSeconds(pids) - before;
+  const calls = syscalls(pids) - callsBefore;
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   return {
@@ -115,6 +121,7 @@ function wrk(url: string, headers: Record<string, string>, connections: number, 
     p50: toMs(/50%\s+(\S+)/.exec(out)?.[1] ?? ""),
     p99: toMs(/99%\s+(\S+)/.exec(out)?.[1] ?? ""),
     cpuUsPerReq: requests > 0 ? (cpu * 1e6) / requests : 0,
+    syscallsPerReq: requests > 0 ? calls / requests : 0,
     requests,
     errors,
   };
@@ -415,7 +422,7 @@ http { access_log off;
   const streamedTargets = targets.filter(
     (t) => ["bare http-proxy", "lean floor"].includes(t.name) || t.name.endsWith("(instruction only)"),
   );
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < (STREAMED ? ROUNDS : 0); round++) {
     for (const t of inOrderOf(round, streamedTargets)) {
       if (!selected(t.name)) continue;
       const r = quietly(t.name, () =>
@@ -454,8 +461,8 @@ http { access_log off;
   };
   const ratio = (k: string, of: string, f: (r: Run) => number) => median(ratios(k, of, f));
   const rows = [
-    "| target | connections | requests/s | x lean floor | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | CPU x lean floor | CPU x bare http-proxy | non-2xx |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| target | connections | requests/s | x lean floor | x direct | x nginx | x Portkey | p50 ms | p99 ms | added p50 / p99 ms | CPU µs per request | CPU x lean floor | CPU x bare http-proxy | syscalls per request | non-2xx |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const connections of [32, 128]) {
     const direct = `direct@${connections}`;
@@ -468,7 +475,7 @@ http { access_log off;
       if (!results.has(k)) continue;
       const rps = avg(k, (r) => r.rps);
       rows.push(
-        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${ratio(k, leanK, (r) => r.rps).toFixed(2)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${(rps / avg(portkeyK, (r) => r.rps)).toFixed(1)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, leanK, (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, bareK, (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.errors)} |`,
+        `| ${t.name} | ${connections} | ${Math.round(rps)} | ${ratio(k, leanK, (r) => r.rps).toFixed(2)} | ${(rps / avg(direct, (r) => r.rps)).toFixed(3)} | ${(rps / avg(nginxK, (r) => r.rps)).toFixed(3)} | ${(rps / avg(portkeyK, (r) => r.rps)).toFixed(1)} | ${avg(k, (r) => r.p50).toFixed(2)} | ${avg(k, (r) => r.p99).toFixed(2)} | ${(avg(k, (r) => r.p50) - avg(direct, (r) => r.p50)).toFixed(2)} / ${(avg(k, (r) => r.p99) - avg(direct, (r) => r.p99)).toFixed(2)} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, leanK, (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, bareK, (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.syscallsPerReq).toFixed(1)} | ${avg(k, (r) => r.errors)} |`,
       );
     }
   }
