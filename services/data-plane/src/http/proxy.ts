@@ -40,6 +40,7 @@ import { CallerGone, readJsonObject } from "./body.ts";
 import { responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { type RecallHost, relayJsonWithRecall, relaySseWithRecall } from "./recall-relay.ts";
+import { expiryOf, UpstreamDeadlines } from "./upstream-deadlines.ts";
 import { CLIENT_CLOSED_REQUEST, newRequestId, sendError, writeChunk } from "./respond.ts";
 
 export interface ProxyDeps {
@@ -95,7 +96,6 @@ interface Exchange {
   upstreamHeaders?: IncomingHttpHeaders;
   proxyReq?: ClientRequest;
   proxyRes?: IncomingMessage;
-  timedOut: boolean;
   finished: boolean;
 }
 
@@ -131,14 +131,19 @@ export function createProxyHandler(deps: ProxyDeps) {
   };
   const proxy = httpProxy.createProxyServer({});
 
+  const deadlines = new UpstreamDeadlines({
+    connectMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+    idleMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
+  });
+
   // Headers and body are settled before http-proxy builds the upstream request (see
-  // forward()); this event only arms the timeouts. http-proxy skips it for requests
-  // carrying `Expect`, which is why no header work may depend on it.
+  // forward()); this event only puts the request under its deadlines. http-proxy skips
+  // it for requests carrying `Expect`, which is why no header work may depend on it.
   proxy.on("proxyReq", (proxyReq, req) => {
     const ex = exchangeOf(req);
     if (!ex) return;
     ex.proxyReq = proxyReq;
-    armTimeouts(ex, proxyReq);
+    deadlines.watch(proxyReq);
   });
 
   proxy.on("proxyRes", (proxyRes, req, res) => {
@@ -222,7 +227,6 @@ export function createProxyHandler(deps: ProxyDeps) {
         recall: recallHere,
         rounds: 0,
         sentBody: upstream.body,
-        timedOut: false,
         finished: false,
       };
       (req as CarriesExchange)[EXCHANGE] = ex;
@@ -266,25 +270,6 @@ export function createProxyHandler(deps: ProxyDeps) {
       },
       () => onProxyError(ex, res),
     );
-  }
-
-  function armTimeouts(ex: Exchange, proxyReq: ClientRequest): void {
-    // http-proxy emits proxyReq from within the request's 'socket' event: the socket is
-    // there, and a kept-alive one is connected already (no connect timer to arm).
-    const socket = proxyReq.socket;
-    if (socket?.connecting) {
-      const connectTimer = setTimeout(() => {
-        ex.timedOut = true;
-        proxyReq.destroy(new Error("upstream connect timeout"));
-      }, config.UPSTREAM_CONNECT_TIMEOUT_MS);
-      socket.once("connect", () => clearTimeout(connectTimer));
-      proxyReq.once("close", () => clearTimeout(connectTimer));
-    }
-    // Idle: no byte either way for this long (models can think for minutes).
-    proxyReq.setTimeout(config.UPSTREAM_IDLE_TIMEOUT_MS, () => {
-      ex.timedOut = true;
-      proxyReq.destroy(new Error("upstream idle timeout"));
-    });
   }
 
   function relayResponse(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse): void {
@@ -419,7 +404,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         resolve(upstreamRes);
       });
       ex.proxyReq = upstreamReq;
-      upstreamReq.once("socket", () => armTimeouts(ex, upstreamReq));
+      upstreamReq.once("socket", () => deadlines.watch(upstreamReq));
       upstreamReq.once("error", reject);
       upstreamReq.end(payload);
     });
@@ -513,7 +498,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       finish(ex, ex.proxyRes?.statusCode ?? 502);
       return;
     }
-    const code = ex.timedOut ? "upstream_timeout" : "upstream_unavailable";
+    const code = expiryOf(ex.proxyReq) ? "upstream_timeout" : "upstream_unavailable";
     const status = sendError(res, new ApiError(code), ex.id, logger);
     finish(ex, status);
   }
