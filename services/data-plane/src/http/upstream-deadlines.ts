@@ -78,9 +78,16 @@ export class UpstreamDeadlines {
   sweep(): void {
     const now = ++this.sweeps;
     for (const socket of this.sockets) {
+      const w = socket[WATCH] as SocketWatch;
       const req = socket._httpMessage;
-      const why = req && !req.destroyed ? this.expiry(socket, socket[WATCH] as SocketWatch, req, now) : undefined;
-      if (!why || !req) continue;
+      if (!req || req.destroyed) {
+        // In the pool: nothing to time out, and the ended request (with all that its listeners
+        // hold, the caller's exchange among them) is not kept until the socket's next one.
+        w.req = null;
+        continue;
+      }
+      const why = this.expiry(socket, w, req, now);
+      if (!why) continue;
       (req as ExpiredRequest)[EXPIRED] = why;
       req.destroy(new Error(`upstream ${why} timeout`));
     }
