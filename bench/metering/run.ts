@@ -22,7 +22,7 @@ import {
   testRedisUrl,
   waitFor,
 } from "@terse/testkit";
-import { USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { encodeUsageBatch, USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { startGrpcServer } from "../../services/control-plane/src/grpc/server.ts";
@@ -96,7 +96,7 @@ async function queueToPostgres(): Promise<Record<string, string>> {
     queue.addBulk(
       Array.from({ length: jobs }, () => ({
         name: USAGE_BATCH_JOB,
-        data: { events: Array.from({ length: BATCH }, () => event("key_bench", "acct_bench")) },
+        data: encodeUsageBatch(Array.from({ length: BATCH }, () => event("key_bench", "acct_bench"))),
         opts: { removeOnComplete: true },
       })),
     );

@@ -15,7 +15,7 @@ import {
 import { KeyChangeAnnouncer } from "@terse/key-leases";
 import { createLogger } from "@terse/logger";
 import { freshRedis, type TEST_REDIS_DB, testRedisUrl } from "@terse/testkit";
-import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { eventsOfBatch, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import Anthropic from "@anthropic-ai/sdk";
@@ -120,7 +120,7 @@ export async function startHarness(
     },
     async events() {
       const jobs = await queue.getJobs(["waiting", "delayed", "active", "completed", "failed"]);
-      return jobs.flatMap((j) => (j.data as { events: UsageEvent[] }).events);
+      return jobs.flatMap((j) => (eventsOfBatch(j.data) ?? []) as UsageEvent[]);
     },
     async close() {
       await plane.shutdown(1_000);

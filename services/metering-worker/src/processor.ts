@@ -1,7 +1,7 @@
 import { QUOTA_CHANNEL, quotaExceededKeyFor } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { AccountMonth } from "@terse/metering-proto";
-import { type UsageEvent, usageEventSchema } from "@terse/usage-events";
+import { eventsOfBatch, type UsageEvent, usageEventSchema } from "@terse/usage-events";
 import { type Job, type Queue, UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { type BatcherOptions, UsageBatcher } from "./batcher.ts";
@@ -53,8 +53,8 @@ export function createProcessor(deps: ProcessorDeps): (job: Job) => Promise<JobO
     if (job.name === REJECTED_EVENT_JOB) {
       throw new UnrecoverableError(String((job.data as { reason?: string }).reason ?? "rejected"));
     }
-    const raw = (job.data as { events?: unknown }).events;
-    if (!Array.isArray(raw) || raw.length === 0) throw new UnrecoverableError("job has no events array");
+    const raw = eventsOfBatch(job.data);
+    if (!raw) throw new UnrecoverableError("job holds no batch of events");
     const valid: UsageEvent[] = [];
     const rejected: { event: unknown; reason: string }[] = [];
     for (const event of raw) {

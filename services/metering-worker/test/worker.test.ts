@@ -13,7 +13,7 @@ import {
   testRedisUrl,
   waitFor,
 } from "@terse/testkit";
-import { USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { encodeUsageBatch, USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
 import { expect } from "chai";
 import { Redis } from "ioredis";
@@ -126,11 +126,12 @@ describe("metering worker", function () {
     };
   }
 
-  const enqueue = (batches: unknown[][]) =>
+  // As the data plane writes them (columns), or as one before the columns did (objects).
+  const enqueue = (batches: unknown[][], form: "columns" | "objects" = "columns") =>
     queue.addBulk(
       batches.map((events) => ({
         name: USAGE_BATCH_JOB,
-        data: { events },
+        data: form === "columns" ? encodeUsageBatch(events as UsageEvent[]) : { events },
         opts: { attempts: 20, backoff: { type: "fixed", delay: 300 } },
       })),
     );
@@ -167,6 +168,21 @@ describe("metering worker", function () {
     expect(Number(keyTotals?.tokens)).to.equal(2000);
     const k = await db.serviceKey.findUniqueOrThrow({ where: { id: keyId } });
     expect(k.lastUsedAt).to.be.instanceOf(Date);
+  });
+
+  it("records the jobs an earlier data plane wrote as objects beside the columns of the current one", async () => {
+    await startControlPlane();
+    await startWorker();
+    const { cache_read_tokens: _r, ...olderEvent } = event(5, { intensity: null, compression_reason: null });
+    await enqueue([[event(3), olderEvent]], "objects");
+    await enqueue([[event(4), event(6, { intensity: null, compression_reason: null })]]);
+    const t = await waitFor(async () => ((await totals()).rows === 4 ? totals() : undefined), {
+      what: "4 records",
+    });
+    expect(t.tokens).to.equal(18);
+    const unset = await db.usageEvent.count({ where: { intensity: null, compressionReason: null } });
+    expect(unset).to.equal(2);
+    expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
   });
 
   it("waits while the control plane is down, then records everything once", async () => {

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { isWellFormedKey } from "@terse/keys";
 import { waitFor } from "@terse/testkit";
-import { USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { eventsOfBatch, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
 import { Queue } from "bullmq";
 import { expect } from "chai";
 import { Redis } from "ioredis";
@@ -369,7 +369,7 @@ describe("dashboard: a visit in Chromium", function () {
     const proxied = await waitFor(
       async () => {
         const jobs = await queue.getJobs(["waiting", "delayed", "active", "completed", "failed"]);
-        const events = jobs.flatMap((j) => (j.data as { events: UsageEvent[] }).events);
+        const events = jobs.flatMap((j) => (eventsOfBatch(j.data) ?? []) as UsageEvent[]);
         return events.length >= 2 ? events : undefined;
       },
       { what: "the proxy's usage events" },
