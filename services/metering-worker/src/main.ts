@@ -57,8 +57,12 @@ async function refreshQueueMetrics(): Promise<void> {
   const counts = await queue.getJobCounts("waiting", "delayed", "failed");
   metrics.queueDepth.set((counts.waiting ?? 0) + (counts.delayed ?? 0));
   metrics.deadLetters.set(counts.failed ?? 0);
-  const [oldest] = await queue.getJobs(["waiting"], 0, 0, true);
-  metrics.queueLag.set(oldest ? (Date.now() - oldest.timestamp) / 1000 : 0);
+  // The first job in work, the first waiting and the delayed one due first (a batch
+  // waiting out a control plane outage, or a retry): while the control plane is away, no
+  // job waits in the queue proper, and its lag would read 0.
+  const firsts = await queue.getJobs(["active", "waiting", "delayed"], 0, 0, true);
+  const oldest = Math.min(...firsts.map((j) => j.timestamp));
+  metrics.queueLag.set(firsts.length > 0 ? (Date.now() - oldest) / 1000 : 0);
 }
 
 const probes = startProbeServer(

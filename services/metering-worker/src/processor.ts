@@ -2,10 +2,11 @@ import { QUOTA_CHANNEL, quotaExceededKeyFor } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { AccountMonth } from "@terse/metering-proto";
 import { eventsOfBatch, type UsageEvent, usageEventSchema } from "@terse/usage-events";
-import { type Job, type Queue, UnrecoverableError } from "bullmq";
+import { DelayedError, type Job, type Queue, UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { type BatcherOptions, UsageBatcher } from "./batcher.ts";
 import type { MeteringGrpcClient } from "./metering-client.ts";
+import { isNotNow, OutageBackoff } from "./outage.ts";
 
 /** Job name of an event that can never be recorded: it fails at once, with its reason, into the failed set. */
 export const REJECTED_EVENT_JOB = "usage-rejected";
@@ -20,6 +21,8 @@ export interface ProcessorDeps {
   /** Called with the size of every RecordUsage call. */
   onCall?: (events: number) => void;
   batching?: BatcherOptions;
+  /** Waits between tries of a batch the control plane could not take (outage.ts); default 1 s doubling to 30 s. */
+  outage?: OutageBackoff;
 }
 
 export interface JobOutcome {
@@ -34,22 +37,38 @@ export interface JobOutcome {
  * the job completes only once that call confirmed them and the quota marks it implied
  * are set. A malformed event (or one the control plane rejects) becomes a job of its
  * own that fails with its reason, so it stays inspectable in the failed set and does
- * not hold back the rest of its batch.
+ * not hold back the rest of its batch. A batch the control plane cannot take now waits
+ * and is tried again, however long that takes, without spending its attempts.
  */
-export function createProcessor(deps: ProcessorDeps): (job: Job) => Promise<JobOutcome> {
+export function createProcessor(deps: ProcessorDeps): (job: Job, token?: string) => Promise<JobOutcome> {
+  const outage = deps.outage ?? new OutageBackoff();
   const batcher = new UsageBatcher(async (events) => {
     deps.onCall?.(events.length);
     const res = await deps.client
       .recordUsage(events, () => deps.onGrpcError?.())
       .catch((err: unknown) => {
         deps.onGrpcError?.();
+        if (isNotNow(err) && outage.refused())
+          deps.logger.warn({ err: (err as Error).message }, "control plane away: usage batches wait");
         throw err;
       });
+    if (outage.tookCall()) deps.logger.info("control plane takes usage again");
     await markQuotas(deps.redis, res.accounts);
     return res.results;
   }, deps.batching);
 
-  return async function process(job: Job): Promise<JobOutcome> {
+  /** The events' results; or, when the control plane is away, the job put back to wait. */
+  async function record(job: Job, token: string | undefined, events: UsageEvent[]) {
+    try {
+      return await batcher.submit(events);
+    } catch (err) {
+      if (!isNotNow(err) || token === undefined) throw err;
+      await job.moveToDelayed(Date.now() + outage.waitMs, token);
+      throw new DelayedError();
+    }
+  }
+
+  return async function process(job: Job, token?: string): Promise<JobOutcome> {
     if (job.name === REJECTED_EVENT_JOB) {
       throw new UnrecoverableError(String((job.data as { reason?: string }).reason ?? "rejected"));
     }
@@ -66,7 +85,7 @@ export function createProcessor(deps: ProcessorDeps): (job: Job) => Promise<JobO
     let duplicate = 0;
     if (valid.length > 0) {
       // One result per event sent, in the same order.
-      (await batcher.submit(valid)).forEach((r, i) => {
+      (await record(job, token, valid)).forEach((r, i) => {
         if (r.outcome === "INSERTED") inserted++;
         else if (r.outcome === "DUPLICATE") duplicate++;
         else rejected.push({ event: valid[i], reason: r.reason || "rejected by the control plane" });

@@ -14,7 +14,7 @@ import {
   waitFor,
 } from "@terse/testkit";
 import { encodeUsageBatch, USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
-import { Queue } from "bullmq";
+import { type JobsOptions, Queue, QueueEvents } from "bullmq";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { startGrpcServer } from "../../control-plane/src/grpc/server.ts";
@@ -127,12 +127,16 @@ describe("metering worker", function () {
   }
 
   // As the data plane writes them (columns), or as one before the columns did (objects).
-  const enqueue = (batches: unknown[][], form: "columns" | "objects" = "columns") =>
+  const enqueue = (
+    batches: unknown[][],
+    form: "columns" | "objects" = "columns",
+    opts: JobsOptions = { attempts: 20, backoff: { type: "fixed", delay: 300 } },
+  ) =>
     queue.addBulk(
       batches.map((events) => ({
         name: USAGE_BATCH_JOB,
         data: form === "columns" ? encodeUsageBatch(events as UsageEvent[]) : { events },
-        opts: { attempts: 20, backoff: { type: "fixed", delay: 300 } },
+        opts,
       })),
     );
 
@@ -185,27 +189,46 @@ describe("metering worker", function () {
     expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
   });
 
-  it("waits while the control plane is down, then records everything once", async () => {
+  it("waits while the control plane is down, however many tries that takes, then records everything once", async () => {
     await startWorker();
-    await enqueue([[event(3), event(4)], [event(5)]]);
-    // The jobs fail and are retried while nothing listens on the gRPC port.
-    await waitFor(async () => (await queue.getJobs(["delayed", "waiting", "active"])).some((j) => j.attemptsMade > 0), {
-      what: "a failed attempt",
+    // One attempt each: a try that finds the control plane away must not spend it (with
+    // the data plane's 10 attempts, an outage of ten minutes failed every batch of it).
+    const listening = new Redis(testRedisUrl("metering"), { maxRetriesPerRequest: null });
+    const events = new QueueEvents(USAGE_QUEUE, { connection: listening });
+    await events.waitUntilReady();
+    const waits = new Map<string, number>();
+    events.on("delayed", ({ jobId }) => waits.set(jobId, (waits.get(jobId) ?? 0) + 1));
+    await enqueue([[event(3), event(4)], [event(5)]], "columns", { attempts: 1 });
+    // Nothing listens on the gRPC port: a call is refused (five times: the client's own
+    // retries), its jobs wait, are tried again, refused again and wait again.
+    await waitFor(() => waits.size === 2 && [...waits.values()].every((n) => n >= 2), {
+      timeoutMs: 45_000,
+      what: "both jobs refused and waiting twice",
     });
-    expect((await totals()).rows).to.equal(0);
+    await events.close();
+    listening.disconnect();
     const probe = (path: string) => fetch(`http://127.0.0.1:${metricsPort}${path}`);
+    const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)`, "m").exec(text)?.[1]);
+    const metrics = await (await probe("/metrics")).text();
+    expect(gauge(metrics, "terse_metering_grpc_errors_total")).to.be.at.least(10);
+    expect(gauge(metrics, "terse_usage_queue_lag_seconds")).to.be.greaterThan(0);
+    expect(gauge(metrics, "terse_usage_queue_depth")).to.be.at.most(2);
+    const unrecorded = async () => {
+      const c = await queue.getJobCounts("waiting", "delayed", "active", "failed");
+      return (c.waiting ?? 0) + (c.delayed ?? 0) + (c.active ?? 0) === 2 && c.failed === 0;
+    };
+    await waitFor(unrecorded, { what: "both jobs still to record, none failed" });
+    for (const job of await queue.getJobs(["delayed", "waiting", "active"])) expect(job.attemptsMade).to.equal(0);
+    expect((await totals()).rows).to.equal(0);
     expect((await probe("/healthz")).status).to.equal(200);
     expect((await probe("/readyz")).status).to.equal(200);
-    const metrics = await (await probe("/metrics")).text();
-    expect(Number(/^terse_metering_grpc_errors_total (\d+)/m.exec(metrics)?.[1])).to.be.greaterThan(0);
-    expect(metrics).to.match(/^terse_usage_queue_depth \d+/m);
-    expect(metrics).to.match(/^terse_usage_queue_lag_seconds /m);
     await startControlPlane();
     const t = await waitFor(async () => ((await totals()).rows === 3 ? totals() : undefined), {
       timeoutMs: 30_000,
       what: "3 records",
     });
     expect(t.tokens).to.equal(12);
+    expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
   });
 
   it("carries the prompt-cache counts through gRPC into Postgres; an older producer's event without them records 0", async () => {
