@@ -10,6 +10,8 @@ import { z } from "zod";
 export const USAGE_QUEUE = "usage";
 /** Job name: one job carries a small batch of events (each with its own id). */
 export const USAGE_BATCH_JOB = "usage-batch";
+/** Job name of an event the worker can never record: it fails at once, with its reason, into the failed set. */
+export const REJECTED_EVENT_JOB = "usage-rejected";
 
 export { PROVIDERS, type Provider } from "@terse/wire-formats";
 

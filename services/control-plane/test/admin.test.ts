@@ -1,8 +1,17 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { CACHE_GENERATION_KEY, cacheKeyFor, hashKey } from "@terse/keys";
-import { REPO_ROOT, testRedisUrl } from "@terse/testkit";
+import { REPO_ROOT, testRedisUrl, waitFor } from "@terse/testkit";
+import {
+  encodeUsageBatch,
+  REJECTED_EVENT_JOB,
+  USAGE_BATCH_JOB,
+  USAGE_QUEUE,
+  type UsageEvent,
+} from "@terse/usage-events";
+import { Queue, UnrecoverableError, Worker } from "bullmq";
 import { expect } from "chai";
+import { Redis } from "ioredis";
 import { DEMO_EMAIL, seedDemoAccount } from "../src/cli/seed.ts";
 import { verifyPassword } from "../src/domain/passwords.ts";
 import { api, createKey, type Harness, startHarness, tokensFor } from "./harness.ts";
@@ -98,6 +107,62 @@ describe("pnpm admin", function () {
     const result = JSON.parse(res.stdout) as { written: number; removed: number; generation: string };
     expect(result.written).to.equal(1);
     expect(await h.redis.get(CACHE_GENERATION_KEY)).to.equal(result.generation);
+  });
+
+  it("usage:failed tells failed batches from rejected events; usage:retry puts back the batches alone", async () => {
+    const connection = new Redis(testRedisUrl("controlPlane"), { maxRetriesPerRequest: null });
+    const queue = new Queue(USAGE_QUEUE, { connection });
+    await queue.obliterate({ force: true });
+    const event = (n: number): UsageEvent => ({
+      event_id: `req_admin_${n}`,
+      key_id: "key_admin",
+      account_id: "acct_admin",
+      provider: "openai",
+      model: "gpt-4o-mini",
+      status: 200,
+      streamed: false,
+      input_tokens: 10,
+      output_tokens: 1,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      input_tokens_before_compression: 12,
+      estimated: false,
+      intensity: null,
+      compression_reason: null,
+      latency_ms: 5,
+      started_at: new Date().toISOString(),
+      recall_rounds: 0,
+    });
+    await queue.add(USAGE_BATCH_JOB, encodeUsageBatch([event(1), event(2)]), { attempts: 1 });
+    await queue.add(REJECTED_EVENT_JOB, { event: { event_id: "req_admin_3" }, reason: "model: control character" });
+    // Both fail as the worker fails them: the batch out of its attempts, the event set aside.
+    const worker = new Worker(
+      USAGE_QUEUE,
+      async (job) => {
+        throw new UnrecoverableError(job.name === USAGE_BATCH_JOB ? "a batch out of attempts" : job.data.reason);
+      },
+      { connection },
+    );
+    await waitFor(async () => (await queue.getFailedCount()) === 2, { what: "both jobs failed" });
+    await worker.close();
+
+    const failed = await admin("usage:failed");
+    expect(failed.code).to.equal(0);
+    expect(JSON.parse(failed.stdout)).to.deep.equal({
+      batches: { jobs: 1, events: 2, reasons: { "a batch out of attempts": 1 } },
+      rejected_events: { "model: control character": 1 },
+    });
+    const retried = await admin("usage:retry");
+    expect(retried.code).to.equal(0);
+    expect(JSON.parse(retried.stdout)).to.deep.equal({ retried_jobs: 1 });
+    expect(await queue.getJobCounts("waiting", "failed")).to.deep.equal({ waiting: 1, failed: 1 });
+    const [back] = await queue.getWaiting();
+    expect(back?.name).to.equal(USAGE_BATCH_JOB);
+    expect(back?.attemptsMade).to.equal(0);
+    expect(JSON.parse((await admin("usage:retry")).stdout)).to.deep.equal({ retried_jobs: 0 });
+    await queue.obliterate({ force: true });
+    await queue.close();
+    connection.disconnect();
   });
 
   it("seedDemoAccount creates the demo account once and keeps its printed password true", async () => {

@@ -1,15 +1,12 @@
 import { QUOTA_CHANNEL, quotaExceededKeyFor } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { AccountMonth } from "@terse/metering-proto";
-import { eventsOfBatch, type UsageEvent, usageEventSchema } from "@terse/usage-events";
+import { eventsOfBatch, REJECTED_EVENT_JOB, type UsageEvent, usageEventSchema } from "@terse/usage-events";
 import { DelayedError, type Job, type Queue, UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { type BatcherOptions, UsageBatcher } from "./batcher.ts";
 import type { MeteringGrpcClient } from "./metering-client.ts";
 import { isNotNow, OutageBackoff } from "./outage.ts";
-
-/** Job name of an event that can never be recorded: it fails at once, with its reason, into the failed set. */
-export const REJECTED_EVENT_JOB = "usage-rejected";
 
 export interface ProcessorDeps {
   client: MeteringGrpcClient;

@@ -2,6 +2,8 @@
 //   accounts:create --email E --password P --plan free|pro|team|enterprise   prints the account as JSON
 //   accounts:set-plan --email E --plan PLAN                                  also rewrites the keys' cache records
 //   cache:resync                                                             rebuilds the Redis key cache
+//   usage:failed                                                             what the usage queue's failed set holds
+//   usage:retry                                                              puts its failed batches back in the queue
 import { parseArgs } from "node:util";
 import {
   ConfigError,
@@ -23,12 +25,15 @@ import { AccountStore, DuplicateEmailError } from "../infra/account-store.ts";
 import { KeyCache } from "../infra/key-cache.ts";
 import { KeyStore } from "../infra/key-store.ts";
 import { createRedis } from "../infra/redis.ts";
+import { failedUsage, retryFailedBatches } from "../infra/usage-failed-set.ts";
 import { adminEnvironment } from "./env-file.ts";
 
 const USAGE = `usage:
   pnpm admin accounts:create --email E --password P --plan ${PLAN_NAMES.join("|")}
   pnpm admin accounts:set-plan --email E --plan ${PLAN_NAMES.join("|")}
-  pnpm admin cache:resync`;
+  pnpm admin cache:resync
+  pnpm admin usage:failed
+  pnpm admin usage:retry`;
 
 /** A mistake of the operator: one line on stderr, exit 2. */
 class UsageError extends Error {}
@@ -98,6 +103,14 @@ const COMMANDS: Record<
   async "cache:resync"(rt) {
     const cache = new KeyCache(rt.redis, { leaseTtlMs: rt.config.KEY_LEASE_TTL_MS });
     return resyncKeyCache({ db: rt.db, store: new KeyStore(rt.db), cache });
+  },
+
+  async "usage:failed"(rt) {
+    return failedUsage(rt.redis);
+  },
+
+  async "usage:retry"(rt) {
+    return retryFailedBatches(rt.redis);
   },
 };
 
