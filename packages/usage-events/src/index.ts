@@ -105,7 +105,7 @@ export function cacheBeforeCompression(e: UsageEvent): { read: number; write: nu
 }
 
 /** The events' fields, in the order a batch's columns are written. */
-export const USAGE_EVENT_FIELDS = Object.keys(usageEventSchema.shape) as (keyof UsageEvent)[];
+const USAGE_EVENT_FIELDS = Object.keys(usageEventSchema.shape) as (keyof UsageEvent)[];
 /** Fields whose null is a value; in any other column a null stands for a field left out. */
 const NULLABLE_FIELDS = new Set(
   USAGE_EVENT_FIELDS.filter((field) => usageEventSchema.shape[field].safeParse(null).success),
@@ -139,8 +139,8 @@ export function eventsOfBatch(data: unknown): unknown[] | undefined {
   if (Array.isArray(events)) return events.length > 0 ? events : undefined;
   if (typeof columns !== "object" || columns === null || Array.isArray(columns)) return undefined;
   const fields = Object.entries(columns);
-  const count = Array.isArray(fields[0]?.[1]) ? fields[0][1].length : 0;
-  if (count === 0 || !fields.every(([, values]) => Array.isArray(values) && values.length === count)) return undefined;
+  const count = (fields[0]?.[1] as unknown[] | undefined)?.length;
+  if (!count || !fields.every(([, values]) => Array.isArray(values) && values.length === count)) return undefined;
   // fromEntries defines each field as data, so a column named __proto__ stays a field (that the schema refuses).
   return Array.from({ length: count }, (_, i) =>
     Object.fromEntries(

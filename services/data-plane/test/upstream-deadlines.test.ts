@@ -57,14 +57,19 @@ describe("upstream deadlines", () => {
     sweep(1); // nothing left: the timer stops
   });
 
+  /** Still alive now, given up on the next sweep, and marked with why. */
+  const expectGivenUpOnNextSweep = (req: ReturnType<typeof watched>, why: "connect" | "idle") => {
+    expect(req.destroyed).to.equal(false);
+    sweep(1);
+    expect(req.error?.message).to.equal(`upstream ${why} timeout`);
+    expect(expiryOf(asRequest(req))).to.equal(why);
+  };
+
   it("gives up a request still connecting once the connect limit has surely passed, not before", () => {
     const req = watched(true);
     // Watched just before a sweep: 10 sweeps may be only 9 periods, so it takes 11.
     sweep(10);
-    expect(req.destroyed).to.equal(false);
-    sweep(1);
-    expect(req.error?.message).to.equal("upstream connect timeout");
-    expect(expiryOf(asRequest(req))).to.equal("connect");
+    expectGivenUpOnNextSweep(req, "connect");
   });
 
   it("gives up a connected request after the idle limit without a byte either way", () => {
@@ -72,10 +77,7 @@ describe("upstream deadlines", () => {
     req.socket.bytesWritten = 120;
     sweep(1); // the first look: the counters as they stand
     sweep(49);
-    expect(req.destroyed).to.equal(false);
-    sweep(1);
-    expect(req.error?.message).to.equal("upstream idle timeout");
-    expect(expiryOf(asRequest(req))).to.equal("idle");
+    expectGivenUpOnNextSweep(req, "idle");
   });
 
   it("restarts the idle clock on every byte read or written, and never applies the connect limit once connected", () => {

@@ -40,7 +40,7 @@ export function createWorkerMetrics(defaultMetrics: boolean): WorkerMetrics {
     }),
     queueLag: new Gauge({
       name: "terse_usage_queue_lag_seconds",
-      help: "Age of the oldest job not yet recorded (waiting, or delayed while the control plane is away)",
+      help: "Age of the oldest job not yet recorded (in work, waiting, or delayed while the control plane is away)",
       registers: [registry],
     }),
     deadLetters: new Gauge({

@@ -30,8 +30,8 @@ async function eachFailed(redis: Redis, visit: (job: Job) => Promise<void> | voi
   }
 }
 
-const countInto = (counts: Record<string, number>, key: string, n = 1) => {
-  counts[key] = (counts[key] ?? 0) + n;
+const countInto = (counts: Record<string, number>, key: string) => {
+  counts[key] = (counts[key] ?? 0) + 1;
 };
 
 /** What the failed set holds. */
