@@ -5,7 +5,7 @@
 // DATA_PLANE_WORKERS says otherwise) and prints where they listen. Ctrl-C stops them
 // cleanly.
 //
-//   node --import tsx scripts/start.ts [--dev] [--runtime DIR] [--env-file FILE]
+//   node --import tsx scripts/start.ts [--dev] [--runtime DIR] [--dotenv FILE]
 //
 // --dev (`npm run dev`): the TypeScript sources under `tsx watch` instead, each service
 // restarted when a file it imports changes; one data-plane process unless set. Slower
@@ -28,7 +28,7 @@ function flag(name: string, fallback: string): string {
 const DEV = process.argv.includes("--dev");
 const RUNTIME = flag("--runtime", DEFAULT_OUT);
 const TSX = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-const ENV_FILE = flag("--env-file", join(REPO_ROOT, ".env"));
+const ENV_FILE = flag("--dotenv", join(REPO_ROOT, ".env"));
 
 /** First run: a .env of its own with fresh secrets, so tokens survive restarts. */
 function ensureEnvFile(): void {

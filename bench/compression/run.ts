@@ -779,7 +779,7 @@ const doc = [
   "`<type>` / `<content>` envelope, cut as a view with the envelope kept, as it already was. Continue's CLI puts",
   "`(previous N lines truncated)` before the tail it kept of a long output and `Content of <path>:` before a file it",
   "shows: both are now a report, kept as sent (no result of the corpus starts with either). Cline's CLI, on its SDK,",
-  "wraps every output in JSON, `[{\"query\", \"result\", \"success\"}]`, as Codex CLI's `{\"output\", \"metadata\"}`",
+  'wraps every output in JSON, `[{"query", "result", "success"}]`, as Codex CLI\'s `{"output", "metadata"}`',
   "did: before, the output in that string was cut as a log whatever it was (a file the agent read was neither spared",
   "nor cut as a view), and where that cut was longer than the level shortens to, the whole JSON was cut again by",
   "characters and was JSON no more. Now a JSON result's main string is shortened as output of its own kind, with the",

@@ -28,6 +28,20 @@ describe("identifiers", () => {
     }
   });
 
+  it("refuses what Unicode says to render as nothing: selectors, joiners, fillers, invisible vowels", () => {
+    for (const s of ["main\uFE0F", "main\u034F", "main\u17B4", "\u3164", "a\u115Fb", "x\uFFA0", "e\u{E0100}"]) {
+      expect(nameFault(s), JSON.stringify(s)).to.equal("must not contain invisible or direction-changing characters");
+    }
+  });
+
+  it("refuses a name with nothing that shows, and one that begins with a combining mark", () => {
+    for (const s of ["\u2800", " \u2800 ", "\u0301", "\u0301\u0302"]) {
+      expect(nameFault(s), JSON.stringify(s)).to.equal("must contain a visible character");
+    }
+    expect(nameFault("\u0301main")).to.equal("must not begin with a combining mark");
+    expect(nameFault("cafe\u0301")).to.equal(undefined);
+  });
+
   it("refuses lone surrogates everywhere, and keeps paired ones", () => {
     expect(nameFault("a\ud800b")).to.equal("is not valid Unicode");
     expect(textFault("a\udc00")).to.equal("is not valid Unicode");

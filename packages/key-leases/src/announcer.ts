@@ -65,7 +65,11 @@ export class KeyChangeAnnouncer {
       if (pending.length === 0) break;
       const waited = performance.now() - started;
       if (!fenced && waited >= this.ackTimeoutMs) {
-        await this.redis.pipeline().sadd(FENCED_PROCESSES_KEY, ...pending).expire(FENCED_PROCESSES_KEY, FENCED_TTL_SECONDS).exec();
+        await this.redis
+          .pipeline()
+          .sadd(FENCED_PROCESSES_KEY, ...pending)
+          .expire(FENCED_PROCESSES_KEY, FENCED_TTL_SECONDS)
+          .exec();
         this.options.onFenced?.(pending);
         fenced = true;
       }

@@ -176,7 +176,11 @@ export class KeyLease {
   private async acknowledge(nonce: string, ids: string[]): Promise<void> {
     const acks = keyChangeAcksKeyFor(nonce);
     try {
-      const results = await this.redis.pipeline().sadd(acks, ...ids).pexpire(acks, ACKS_TTL_MS).exec();
+      const results = await this.redis
+        .pipeline()
+        .sadd(acks, ...ids)
+        .pexpire(acks, ACKS_TTL_MS)
+        .exec();
       if (results?.some(([err]) => err)) throw new Error("acknowledgement refused");
     } catch {
       // The announcer will wait for this lease to run out: stop using it now.

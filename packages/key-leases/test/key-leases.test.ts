@@ -104,7 +104,11 @@ describe("key leases: a proxy's copies of key records, kept consistent with the 
     const [seconds, micros] = await redis.time();
     await redis.zadd(KEY_LEASES_KEY, Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + TTL, "stuck");
     const fenced: string[][] = [];
-    announcer = new KeyChangeAnnouncer(redis, { leaseTtlMs: TTL, ackTimeoutMs: 100, onFenced: (ids) => fenced.push(ids) });
+    announcer = new KeyChangeAnnouncer(redis, {
+      leaseTtlMs: TTL,
+      ackTimeoutMs: 100,
+      onFenced: (ids) => fenced.push(ids),
+    });
     const t0 = performance.now();
     await announcer.announce(["h1"]);
     const took = performance.now() - t0;

@@ -155,7 +155,12 @@ describe("the auth script on a real Redis Cluster (three masters)", function () 
       const lookup = await script.run(hash, now, true, 4);
       expect(lookup).to.deep.include({ kind: "allowed", granted: 4, remaining: 995 });
       if (lookup.kind === "absent") throw new Error("absent");
-      settlements.push({ keyHash: hash, nowSeconds: now, want: 0, held: [{ heldIn: lookup.heldIn, used: 1, returned: 3 }] });
+      settlements.push({
+        keyHash: hash,
+        nowSeconds: now,
+        want: 0,
+        held: [{ heldIn: lookup.heldIn, used: 1, returned: 3 }],
+      });
     }
     const settled = await script.settle(settlements);
     expect(settled.map((s) => s?.remaining)).to.deep.equal([...owner.keys()].map(() => 998));

@@ -106,7 +106,7 @@ describe("npm start", function () {
       OPENAI_BASE_URL: upstream.url,
       LOG_LEVEL: "warn",
     };
-    system = startProcess("npm", ["start", "--", "--runtime", runtime, "--env-file", envFile], env);
+    system = startProcess("npm", ["start", "--", "--runtime", runtime, "--dotenv", envFile], env);
     await system.waitForOutput(/Ctrl-C stops everything/, 200_000);
     started = processTree(system.child.pid ?? 0).filter((p) => p.argv.some((a) => a.endsWith("/dist/main.mjs")));
   });

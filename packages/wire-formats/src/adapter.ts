@@ -70,6 +70,12 @@ export interface ReportedUsage {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /**
+   * A count the stream's later events will raise (Anthropic's message_start, a Gemini
+   * chunk before the one that finishes): where the stream ends there, the output is
+   * counted from what was relayed.
+   */
+  partial?: boolean;
 }
 
 /** The part of a request compression rewrites, and how to put the rewritten part back. */

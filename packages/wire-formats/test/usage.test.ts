@@ -105,4 +105,28 @@ describe("usage with prompt caching, per wire format", () => {
     ];
     expect(readStream("gemini", stream)).to.deep.equal(want);
   });
+
+  it("a count the stream will raise is partial: Anthropic's message_start, a Gemini chunk before the one that finishes", () => {
+    const start = { type: "message_start", message: { usage: { input_tokens: 11, output_tokens: 1 } } };
+    expect(readStream("anthropic", [start])).to.deep.equal({
+      input: 11,
+      output: 1,
+      cacheRead: 0,
+      cacheWrite: 0,
+      partial: true,
+    });
+    const chunk = (finishReason?: string) => ({
+      candidates: [{ content: { parts: [{ text: "a" }] }, ...(finishReason ? { finishReason } : {}) }],
+      usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 3 },
+    });
+    expect(readStream("gemini", [chunk()])).to.have.property("partial", true);
+    expect(readStream("gemini", [chunk(), chunk("MAX_TOKENS")])).not.to.have.property("partial");
+    // A prompt refused before any candidate: its count is the whole answer's.
+    expect(
+      ADAPTERS.gemini.usage(
+        { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 9 } },
+        undefined,
+      ),
+    ).not.to.have.property("partial");
+  });
 });

@@ -42,9 +42,14 @@ export function createApp(deps: AppDeps): Express {
     pinoHttp({
       logger: deps.logger,
       genReqId: (req) => req.id,
-      // Method, path and status only: headers carry tokens, and bodies passwords.
+      // Method, path and status only: headers carry tokens, bodies passwords, and a query
+      // whatever a caller put there (a token sent as ?access_token= is refused, not logged).
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: loggableUrl(req.url),
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
       customLogLevel: (_req, res, err) =>
@@ -52,6 +57,12 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(metrics.middleware);
+  // Every API answer is one account's own (raw keys once, tokens, usage): no browser or
+  // proxy cache may keep it.
+  app.use("/v1", (_req, res, next) => {
+    res.setHeader("Cache-Control", "no-store");
+    next();
+  });
   app.use((_req, res, next) => {
     // While draining, clients are told not to reuse the connection.
     if (ctx.lifecycle.shuttingDown) res.setHeader("Connection", "close");
@@ -77,4 +88,18 @@ export function createApp(deps: AppDeps): Express {
 /** `limits`: how long a request may take to arrive (the service's config). */
 export function createHttpServer(app: Express, limits: HttpReceiveLimits): Server {
   return createServer(httpServerOptions(limits), app).on("clientError", answerClientError);
+}
+
+/** Query parameters whose values the API defines and a log may show (GET /v1/usage's). */
+const LOGGED_PARAMETERS = new Set(["from", "to", "group_by", "key_id"]);
+
+/** The URL with every query value the API does not define replaced. */
+export function loggableUrl(url: string): string {
+  const at = url.indexOf("?");
+  if (at < 0) return url;
+  const shown = new URLSearchParams();
+  for (const [name, value] of new URLSearchParams(url.slice(at + 1))) {
+    shown.append(name, LOGGED_PARAMETERS.has(name) ? value : "[REDACTED]");
+  }
+  return `${url.slice(0, at)}?${shown.toString()}`;
 }

@@ -54,7 +54,8 @@ export function buildServices(deps: AppDeps & { clock: () => Date }): Services {
   const keyStore = new KeyStore(deps.db);
   const keyCache = new KeyCache(deps.redis, {
     leaseTtlMs: deps.config.KEY_LEASE_TTL_MS,
-    onFenced: (ids) => deps.logger.warn({ processes: ids }, "proxy processes fenced: a key change was not acknowledged in time"),
+    onFenced: (ids) =>
+      deps.logger.warn({ processes: ids }, "proxy processes fenced: a key change was not acknowledged in time"),
   });
   const keys = new KeyService({
     db: deps.db,

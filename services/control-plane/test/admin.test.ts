@@ -87,6 +87,24 @@ describe("pnpm admin", function () {
     expect(missing.stderr).to.include("--password is required");
   });
 
+  it("accounts:create refuses an email or password login would refuse, creating nothing", async () => {
+    const before = await h.db.query("SELECT id FROM accounts ORDER BY id");
+    for (const [email, pass, says] of [
+      ["   ", password, "--email must be an address"],
+      ["ev\til@example.com", password, "--email must be an address"],
+      ["a\u0001b@example.com", password, "--email must be an address"],
+      ["no-at-sign.example.com", password, "--email must be an address"],
+      [`${"x".repeat(250)}@example.com`, password, "--email must be an address"],
+      ["z@example.com", "short", "--password must be 8 to 1024 characters"],
+      ["z@example.com", "p".repeat(1_025), "--password must be 8 to 1024 characters"],
+    ] as const) {
+      const res = await admin("accounts:create", "--email", email, "--password", pass, "--plan", "pro");
+      expect(res.code, JSON.stringify(email)).to.equal(2);
+      expect(res.stderr).to.include(says);
+    }
+    expect((await h.db.query("SELECT id FROM accounts ORDER BY id")).rows).to.deep.equal(before.rows);
+  });
+
   it("accounts:set-plan changes the plan and rewrites the account's cached keys", async () => {
     const row = await h.db.query<{ id: string }>("SELECT id FROM accounts WHERE email = 'ops@example.com'");
     const id = String(row.rows[0]?.id);

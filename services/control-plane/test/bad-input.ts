@@ -74,6 +74,28 @@ export const BAD_SETTINGS: BadInput[] = [
   },
   { name: "a name with a right-to-left override", body: { name: "\u202Eniam" }, status: 400, param: "name" },
   {
+    name: "a name with a variation selector (looks like another name)",
+    body: { name: "main\uFE0F" },
+    status: 400,
+    param: "name",
+    message: "name must not contain invisible or direction-changing characters",
+  },
+  { name: "a name of a Hangul filler (shows as blank)", body: { name: "\u3164" }, status: 400, param: "name" },
+  {
+    name: "a name of a blank braille cell",
+    body: { name: "\u2800" },
+    status: 400,
+    param: "name",
+    message: "name must contain a visible character",
+  },
+  {
+    name: "a name that begins with a combining mark",
+    body: { name: "\u0301main" },
+    status: 400,
+    param: "name",
+    message: "name must not begin with a combining mark",
+  },
+  {
     name: "a name with a lone surrogate",
     body: { name: "key\ud800" },
     status: 400,

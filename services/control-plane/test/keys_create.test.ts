@@ -44,6 +44,7 @@ describe("POST /v1/auth/keys", () => {
     it("creates a key with the defaults of spec 2.1 and answers 201 with exactly the create shape", async () => {
       const res = await api<CreatedKey>(h, "POST", "/v1/auth/keys", { token: account.token, body: {} });
       expect(res.status).to.equal(201);
+      expect(res.headers.get("cache-control"), "an answer holding a raw key").to.equal("no-store");
       expect(Object.keys(res.body)).to.deep.equal(CREATE_FIELDS);
       expect(res.body).to.include({
         name: "Default",
@@ -163,6 +164,20 @@ describe("POST /v1/auth/keys", () => {
         code: "duplicate_name",
       });
       expect(await snapshot(h)).to.equal(before);
+    });
+
+    it("stores a name as shown, composed and without surrounding spaces: a name that only looks new is a duplicate", async () => {
+      const fresh = await createAccount(h, "pro");
+      const created = await api<{ name: string }>(h, "POST", "/v1/auth/keys", {
+        token: fresh.token,
+        body: { name: "  cafe\u0301  " },
+      });
+      expect(created.status).to.equal(201);
+      expect(created.body.name).to.equal("caf\u00e9");
+      for (const name of ["caf\u00e9", "cafe\u0301", " caf\u00e9"]) {
+        const again = await api<ErrorBody>(h, "POST", "/v1/auth/keys", { token: fresh.token, body: { name } });
+        expect(again.status, JSON.stringify(name)).to.equal(409);
+      }
     });
 
     it("answers 409 for a second key named Default", async () => {

@@ -44,6 +44,7 @@ describe("POST /v1/auth/keys/{id}/rotate", () => {
       await h.db.query("UPDATE service_keys SET rate_limit_rpm = 77 WHERE id = $1", [old.id]);
       const res = await rotate(old.id);
       expect(res.status).to.equal(201);
+      expect(res.headers.get("cache-control"), "an answer holding a raw key").to.equal("no-store");
       rotated = res.body;
       expect(rotated).to.include({ ...settings, is_active: true, last_used_at: null });
       expect(rotated).not.to.have.property("rate_limit_rpm");

@@ -55,8 +55,12 @@ describe("secrets never stored or logged", () => {
     keys.push(rotated.body);
     await api(h, "PATCH", `/v1/auth/keys/${keys[1]?.id}`, { token, body: { intensity: "lite" } });
     await api(h, "DELETE", `/v1/auth/keys/${keys[2]?.id}`, { token });
-    // Errors with secrets nearby: a raw key sent where a name goes, a bad PATCH.
+    // Errors with secrets nearby: a raw key sent where a name goes, a bad PATCH, a token in
+    // the query (refused, and its URL is logged).
     await api(h, "PATCH", `/v1/auth/keys/${keys[1]?.id}`, { token, body: { raw_key: keys[1]?.raw_key } });
+    const inQuery = await api(h, "GET", `/v1/auth/keys?access_token=${token}`, {});
+    expect(inQuery.status).to.equal(401);
+    await api(h, "GET", `/v1/usage?group_by=key&from=2026-11-01&key=${keys[1]?.raw_key}`, { token });
 
     const logs = h.logs.join("");
     const { stdout: pgDump } = await run("pg_dump", ["--no-owner", h.db.url], { maxBuffer: 64 * 1024 * 1024 });
@@ -64,6 +68,7 @@ describe("secrets never stored or logged", () => {
 
     // The dumps are real: they hold what was written.
     expect(logs).to.include("/v1/auth/keys");
+    expect(logs).to.include("/v1/usage?group_by=key&from=2026-11-01&key=%5BREDACTED%5D");
     expect(pgDump).to.include(String(keys[1]?.id));
     expect(redisDump).to.include(String(keys[1]?.id));
 

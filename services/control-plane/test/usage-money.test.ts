@@ -186,3 +186,55 @@ describe("GET /v1/usage: cost and savings in money", () => {
     expect(removed.totals).to.include({ cost_usd: 0, saved_usd: 0, unpriced_requests: 4, input_tokens: 1700 });
   });
 });
+
+describe("GET /v1/usage: money rounded once, per group", () => {
+  // Three models whose one request costs half a micro-dollar each: shown as 0.000001 each,
+  // the rows must add up to the totals shown (3, not the 2 of rounding the sum).
+  const HALF = { input: 0, cached_input: 0, cache_write: 0, output: 0.5 };
+  const MODELS = ["m-half-a", "m-half-b", "m-half-c"];
+  let h: Harness;
+  let me: TestAccount;
+
+  before(async () => {
+    h = await startHarness("usage_money_rounding", {
+      env: { TERSE_PRICES: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, HALF]))) },
+    });
+    me = await createAccount(h, "pro");
+    const key = (await createKey(h, me, { name: "agent" })).id;
+    const events = MODELS.map((model, i) => ({
+      event_id: `evt_half_${i}`,
+      key_id: key,
+      account_id: me.id,
+      provider: "openai",
+      model,
+      status: 200,
+      streamed: false,
+      input_tokens: 1,
+      output_tokens: 1,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      // Before compression 3 input tokens at no price: the two costs are the same.
+      input_tokens_before_compression: 3,
+      estimated: false,
+      intensity: "full",
+      compression_reason: "key setting",
+      latency_ms: 5,
+      started_at: "2026-11-01T08:00:00.000Z",
+    }));
+    await new UsageRecorder(h.prisma, h.config.TERSE_PLANS).record(events);
+  });
+  after(() => h.stop());
+
+  it("rows add up to the totals, and each saving is the difference of the costs shown", async () => {
+    const res = await api<Body>(h, "GET", "/v1/usage?from=2026-11-01&to=2026-11-02&group_by=model", {
+      token: me.token,
+    });
+    expect(res.status).to.equal(200);
+    expect(res.body.data.map((r) => r.cost_usd)).to.deep.equal([0.000001, 0.000001, 0.000001]);
+    expect(res.body.totals.cost_usd).to.equal(0.000003);
+    expect(res.body.totals.cost_without_terse_usd).to.equal(0.000003);
+    for (const f of [...res.body.data, res.body.totals]) {
+      expect(f.saved_usd).to.equal(Math.round((f.cost_without_terse_usd - f.cost_usd) * 1e6) / 1e6);
+    }
+  });
+});

@@ -179,20 +179,31 @@ describe("GET /v1/usage", () => {
     expect(res.body.data.length).to.be.within(30, 31);
   });
 
-  for (const [query, param] of [
-    ["?from=yesterday", "from"],
-    ["?to=2026-13-01", "to"],
-    ["?group_by=week", "group_by"],
-    ["?from=2026-11-05&to=2026-11-01", "from"],
-    ["?from=2024-01-01&to=2026-01-01", "from"],
-    ["?bogus=1", "bogus"],
+  for (const [query, param, why] of [
+    ["?from=yesterday", "from", /ISO 8601/],
+    ["?to=2026-13-01", "to", /ISO 8601/],
+    ["?from=2026-02-30", "from", /ISO 8601/],
+    // Year 0 is a date JavaScript reads and Postgres refuses in a query: a 400, not a 500.
+    ["?from=0000-01-01&to=0000-12-31", "from", /year 1 or later/],
+    ["?from=0000-12-31T12:00:00Z&to=0001-01-02", "from", /year 1 or later/],
+    ["?group_by=week", "group_by", /./],
+    ["?from=2026-11-05&to=2026-11-01", "from", /before/],
+    ["?from=2024-01-01&to=2026-01-01", "from", /366 days/],
+    ["?bogus=1", "bogus", /Unknown/],
   ] as const) {
-    it(`400 naming ${param} for ${query}`, async () => {
+    it(`400 naming ${param} and why for ${query}`, async () => {
       const res = await get(query);
       expect(res.status).to.equal(400);
       expect(res.body.error.param).to.equal(param);
+      expect(res.body.error.message).to.match(why);
     });
   }
+
+  it("reads a range from the year 1 on", async () => {
+    const res = await get("?from=0001-01-01&to=0001-12-31");
+    expect(res.status).to.equal(200);
+    expect(res.body.totals.requests).to.equal(0);
+  });
 
   itRefusesBadTokens(
     () => h,

@@ -474,6 +474,39 @@ describe("data plane: recall (terse_recall)", () => {
   });
 
   describe("limits and failures", () => {
+    it("JSON: a caller who hangs up while a recall round runs is metered once, as 499 (it saw no answer)", async () => {
+      const { rawKey, record } = await h.addKey(COMPRESSING);
+      // The handle is unknown: terse answers so and calls the upstream again, which never answers.
+      h.fake.set({ toolCall: recallOf({ handle: "0123456789ab", from: 1, to: 2 }), nth: { 2: { hang: true } } });
+      const hangUp = new AbortController();
+      const asking = fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${rawKey}`,
+          "x-provider-key": PROVIDER_KEY,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: QUESTION }] }),
+        signal: hangUp.signal,
+      }).then(
+        () => "answered",
+        () => "hung up",
+      );
+      await waitFor(() => generations().length === 2, { what: "the recall round sent upstream" });
+      hangUp.abort();
+      expect(await asking).to.equal("hung up");
+      const ofKey = async () => (await h.events()).filter((e) => e.key_id === record.key_id);
+      const [event] = await waitFor(async () => ((await ofKey()).length > 0 ? ofKey() : undefined), {
+        what: "the request's usage event",
+      });
+      expect(event).to.include({ status: 499, recall_rounds: 1 });
+      // Any second event would be written before a later request's.
+      h.fake.reset();
+      await sdkClients(h.url, rawKey).openai().chat.completions.create({ model: "gpt-4o-mini", messages: [] });
+      await waitFor(async () => (await ofKey()).length === 2, { what: "a later request's event" });
+      expect((await ofKey()).map((e) => e.status)).to.have.members([499, 200]);
+    });
+
     for (const wire of WIRES) {
       it(`${wire.label}: a model that keeps calling gets 3 recall rounds, then the client a clean answer`, async () => {
         const cut = await cutSession(wire);

@@ -164,6 +164,52 @@ describe("data plane: streams, aborts and upstream failures", () => {
     });
   }
 
+  // A stream whose text all arrived but whose final count did not (the upstream reset, or
+  // the caller hung up just before the end) is metered by what was relayed, as estimated:
+  // Anthropic's message_start says output_tokens 1, and Gemini's chunks count so far.
+  const WORDS = Array.from({ length: 300 }, (_, i) => `word${i} `).join("");
+  for (const [provider, path, body, textEvents, lastRelayed] of [
+    // message_start, content_block_start, a delta per word, content_block_stop; then message_delta.
+    [
+      "anthropic",
+      "/v1/messages",
+      { model: "claude-test", max_tokens: 1000, messages: [], stream: true },
+      303,
+      "word299",
+    ],
+    // A chunk per word, the last one (its word, finishReason and the total) cut.
+    ["gemini", "/v1/generateContent", { model: "gemini-2.5-flash", contents: [], stream: true }, 299, "word298"],
+  ] as const) {
+    it(`meters a ${provider} stream cut before its final count by the text relayed, as estimated, not as the first count`, async () => {
+      h.fake.set({ text: WORDS, usage: { input: 11, output: 400 } });
+      const send = async (fault?: string) => {
+        const res = await fetch(`${h.url}${path}`, {
+          method: "POST",
+          headers: { ...auth, ...(fault ? { "x-fake-fault": fault } : {}) },
+          body: JSON.stringify(body),
+        });
+        // Read as it comes: a stream cut short rejects at the end, after what was relayed.
+        let text = "";
+        const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+        const decoder = new TextDecoder();
+        for (;;) {
+          const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+          if (next.done) break;
+          text += decoder.decode(next.value, { stream: true });
+        }
+        const id = res.headers.get("x-terse-request-id");
+        return { text, event: await waitFor(async () => (await h.events()).find((e) => e.event_id === id)) };
+      };
+      const whole = await send();
+      expect(whole.event).to.include({ input_tokens: 11, output_tokens: 400, estimated: false });
+      const cut = await send(`reset-after:${textEvents}`);
+      expect(cut.text, "the words before the cut were relayed").to.include(lastRelayed);
+      expect(cut.event).to.include({ input_tokens: 11, estimated: true });
+      // The tokenizer's count of 300 words, about what the whole answer was billed.
+      expect(cut.event?.output_tokens).to.be.within(200, 1_200);
+    });
+  }
+
   it("never logs the service key, the provider key or the Gemini upstream URL", async () => {
     await fetch(`${h.url}/v1/generateContent`, {
       method: "POST",

@@ -23,6 +23,9 @@ const queue = new Queue(USAGE_QUEUE, { connection });
 const client = new MeteringGrpcClient(config);
 let stopping = false;
 
+/** How many workers may die holding a job before it is failed (see maxStalledCount below). */
+const MAX_STALLS = 20;
+
 const worker = new Worker(
   USAGE_QUEUE,
   createProcessor({
@@ -37,9 +40,14 @@ const worker = new Worker(
     connection,
     concurrency: config.WORKER_CONCURRENCY,
     autorun: false,
-    // A job of a killed worker goes back to the queue after this; replaying it is safe (exactly once).
+    // A job of a killed worker goes back to the queue within two of these (its lock runs
+    // out, then the next check finds it); replaying it is safe (exactly once).
     lockDuration: config.WORKER_STALLED_INTERVAL_MS,
     stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
+    // BullMQ fails a job the second time its worker dies holding it. A worker that crash-
+    // loops through a control plane outage (jobs held, calls hanging) would put usage in
+    // the failed set that way; only a job that kills every worker that takes it should go.
+    maxStalledCount: MAX_STALLS,
   },
 );
 worker.on("completed", (job, result: { inserted: number; duplicate: number; rejected: number }) => {
@@ -54,8 +62,8 @@ worker.on("failed", (job, err) => {
 worker.on("error", (err) => logger.error({ err: err.message }, "worker error"));
 
 async function refreshQueueMetrics(): Promise<void> {
-  const counts = await queue.getJobCounts("waiting", "delayed", "failed");
-  metrics.queueDepth.set((counts.waiting ?? 0) + (counts.delayed ?? 0));
+  const counts = await queue.getJobCounts("active", "waiting", "delayed", "failed");
+  metrics.queueDepth.set((counts.active ?? 0) + (counts.waiting ?? 0) + (counts.delayed ?? 0));
   metrics.deadLetters.set(counts.failed ?? 0);
   // The first job in work, the first waiting and the delayed one due first (a batch
   // waiting out a control plane outage, or a retry): while the control plane is away, no

@@ -35,7 +35,7 @@ export function createWorkerMetrics(defaultMetrics: boolean): WorkerMetrics {
     }),
     queueDepth: new Gauge({
       name: "terse_usage_queue_depth",
-      help: "Jobs waiting in the usage queue",
+      help: "Jobs of the usage queue not yet recorded (in work, waiting, or delayed while the control plane is away)",
       registers: [registry],
     }),
     queueLag: new Gauge({

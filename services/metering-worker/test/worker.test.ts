@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createServer, type Socket } from "node:net";
 import { controlPlaneEnv, loadConfig } from "@terse/config";
 import { createDb, type Db } from "@terse/db";
 import { QUOTA_CHANNEL, quotaExceededKeyFor, quotaMonth } from "@terse/keys";
@@ -225,6 +226,48 @@ describe("metering worker", function () {
     await startControlPlane();
     const t = await waitFor(async () => ((await totals()).rows === 3 ? totals() : undefined), {
       timeoutMs: 30_000,
+      what: "3 records",
+    });
+    expect(t.tokens).to.equal(12);
+    expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
+  });
+
+  it("records jobs whose workers died holding them three times while the control plane hung, failing none", async () => {
+    // A control plane that takes the connection and never answers: each call hangs to its
+    // deadline, and the jobs stay in work while their worker dies (crash-looping, OOM).
+    const held = new Set<Socket>();
+    const hung = createServer((socket) => {
+      held.add(socket);
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((r) => hung.listen(grpcPort, "127.0.0.1", () => r()));
+    const listening = new Redis(testRedisUrl("metering"), { maxRetriesPerRequest: null });
+    const events = new QueueEvents(USAGE_QUEUE, { connection: listening });
+    await events.waitUntilReady();
+    const taken = new Map<string, number>();
+    events.on("active", ({ jobId }) => taken.set(jobId, (taken.get(jobId) ?? 0) + 1));
+    try {
+      await enqueue([[event(3), event(4)], [event(5)]], "columns", { attempts: 1 });
+      for (let kill = 1; kill <= 3; kill++) {
+        await startWorker();
+        // Taken by this worker: BullMQ's default failed a job the second time it stalled.
+        await waitFor(() => taken.size === 2 && [...taken.values()].every((n) => n >= kill), {
+          what: `both jobs in work, time ${kill}`,
+        });
+        await worker?.stop("SIGKILL");
+      }
+      await startWorker();
+      await waitFor(() => [...taken.values()].every((n) => n >= 4), { what: "both jobs taken a fourth time" });
+      expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
+    } finally {
+      await events.close();
+      listening.disconnect();
+      for (const socket of held) socket.destroy();
+      await new Promise((r) => hung.close(r));
+    }
+    await startControlPlane();
+    const t = await waitFor(async () => ((await totals()).rows === 3 ? totals() : undefined), {
+      timeoutMs: 45_000,
       what: "3 records",
     });
     expect(t.tokens).to.equal(12);

@@ -135,6 +135,17 @@ describe("hostile: access tokens", () => {
       "a token carrying the attacker's public key in its header (jwk)",
       () => rsaToken({ kid: KID, jwk: attacker.publicKey.export({ format: "jwk" }) }, external(), attacker.privateKey),
     ],
+    // Well signed, with a subject no store can take: a number, a NUL, an object (was a 500).
+    ...[123, "acct_\u0000x", { id: "acct" }, ""].flatMap((sub): [string, () => string][] => [
+      [
+        `our own token whose sub is ${JSON.stringify(sub)}`,
+        () => hmacToken({ alg: "HS256", typ: "JWT" }, { ...local(), sub }, TEST_JWT_SECRET),
+      ],
+      [
+        `an IdP token whose sub is ${JSON.stringify(sub)}`,
+        () => rsaToken({ kid: KID }, { ...external(), sub }, idp.privateKey),
+      ],
+    ]),
     ...["../../../../dev/null", "' OR '1'='1", "x".repeat(4_000)].map((kid): [string, () => string] => [
       `an RS256 token with the kid ${JSON.stringify(kid.slice(0, 20))}`,
       () => rsaToken({ kid }, external(), attacker.privateKey),

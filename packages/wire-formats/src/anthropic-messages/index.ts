@@ -68,7 +68,9 @@ export const anthropicMessages: WireFormatAdapter = {
     const cacheRead = u.cache_read_input_tokens ?? earlier?.cacheRead ?? 0;
     const cacheWrite = u.cache_creation_input_tokens ?? earlier?.cacheWrite ?? 0;
     const uncached = u.input_tokens ?? (earlier ? earlier.input - earlier.cacheRead - earlier.cacheWrite : 0);
-    return { input: uncached + cacheRead + cacheWrite, output: u.output_tokens ?? 0, cacheRead, cacheWrite };
+    const usage = { input: uncached + cacheRead + cacheWrite, output: u.output_tokens ?? 0, cacheRead, cacheWrite };
+    // message_start's output is the first token's: the count comes with message_delta.
+    return data.type === "message_start" ? { ...usage, partial: true } : usage;
   },
 
   text(data) {

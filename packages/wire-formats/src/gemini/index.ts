@@ -97,14 +97,15 @@ export const gemini: WireFormatAdapter = {
       | undefined;
     // cachedContentTokenCount is part of promptTokenCount (implicit or explicit cache);
     // a cache's storage is billed by the hour, not per request: no write tokens here.
-    return m
-      ? {
-          input: m.promptTokenCount ?? 0,
-          output: (m.candidatesTokenCount ?? 0) + (m.thoughtsTokenCount ?? 0),
-          cacheRead: m.cachedContentTokenCount ?? 0,
-          cacheWrite: 0,
-        }
-      : undefined;
+    if (!m) return undefined;
+    const usage = {
+      input: m.promptTokenCount ?? 0,
+      output: (m.candidatesTokenCount ?? 0) + (m.thoughtsTokenCount ?? 0),
+      cacheRead: m.cachedContentTokenCount ?? 0,
+      cacheWrite: 0,
+    };
+    // A stream's chunks count what was generated so far; the one that finishes, all of it.
+    return isUnfinished(data) ? { ...usage, partial: true } : usage;
   },
 
   text(data) {
@@ -119,3 +120,9 @@ export const gemini: WireFormatAdapter = {
   pairing: geminiPairing,
   recall: geminiRecall,
 };
+
+/** Candidates none of which says why it finished: a chunk of a stream still under way. */
+function isUnfinished(data: Record<string, unknown>): boolean {
+  const candidates = Array.isArray(data.candidates) ? data.candidates : [];
+  return candidates.length > 0 && !candidates.some((c) => isRecord(c) && c.finishReason !== undefined);
+}

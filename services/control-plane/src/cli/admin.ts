@@ -16,7 +16,7 @@ import {
 import { createDb, type Db } from "@terse/db";
 import { createLogger } from "@terse/logger";
 import type { Redis } from "ioredis";
-import { AccountService, accountView } from "../domain/accounts.ts";
+import { AccountService, accountView, InvalidAccountError } from "../domain/accounts.ts";
 import { resyncKeyCache } from "../domain/cache-resync.ts";
 import { KeyService } from "../domain/keys.ts";
 import { changePlan } from "../domain/plan-change.ts";
@@ -77,11 +77,11 @@ const COMMANDS: Record<
     const accounts = new AccountService({ store: new AccountStore(rt.db) });
     const email = option(values, "email");
     const password = option(values, "password");
-    if (password.length < 8) throw new UsageError("--password must be at least 8 characters");
     const plan = planOption(values);
     try {
       return accountView(await accounts.create(email, password, plan));
     } catch (err) {
+      if (err instanceof InvalidAccountError) throw new UsageError(`--${err.message}`);
       if (err instanceof DuplicateEmailError) throw new UsageError(`an account with email ${email} already exists`);
       throw err;
     }

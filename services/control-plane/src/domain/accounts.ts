@@ -18,13 +18,36 @@ export function accountView(a: Account): AccountView {
 /** Emails are compared lower-cased and trimmed: one person, one account. */
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
+/** Login's own bounds (v1_auth_login.ts): an account outside them could never sign in. */
+export const MAX_EMAIL_LENGTH = 254;
+export const MAX_PASSWORD_LENGTH = 1024;
+export const MIN_PASSWORD_LENGTH = 8;
+
+/** An address: something, one @, a domain; no spaces or control characters anywhere. */
+const EMAIL_SHAPE = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
+
+/** A new account's email or password that login would refuse; the message says which and why. */
+export class InvalidAccountError extends Error {}
+
+function checkNewAccount(email: string, password: string): void {
+  if (!EMAIL_SHAPE.test(email) || email.length > MAX_EMAIL_LENGTH) {
+    throw new InvalidAccountError(`email must be an address (name@domain) of at most ${MAX_EMAIL_LENGTH} characters`);
+  }
+  if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+    throw new InvalidAccountError(`password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`);
+  }
+}
+
 export class AccountService {
   constructor(private readonly deps: { store: AccountStore }) {}
 
+  /** A new account; InvalidAccountError for an email or password login would refuse. */
   async create(email: string, password: string, plan: Plan): Promise<Account> {
+    const normalised = normaliseEmail(email);
+    checkNewAccount(normalised, password);
     return this.deps.store.create({
       id: newId("acct"),
-      email: normaliseEmail(email),
+      email: normalised,
       passwordHash: await hashPassword(password),
       plan,
     });

@@ -1,4 +1,6 @@
 import { ApiError } from "@terse/errors";
+import { nameFault } from "@terse/identifiers";
+import { couldBeRecordId } from "@terse/keys";
 import jwt from "jsonwebtoken";
 import { JwksClient } from "jwks-rsa";
 
@@ -63,7 +65,9 @@ export class Tokens {
         issuer: this.settings.issuer,
         audience: this.settings.audience,
       });
-      if (typeof claims === "string" || claims.exp === undefined || !claims.sub) return null;
+      if (typeof claims === "string" || claims.exp === undefined) return null;
+      // Signed by us, so an account id; anything else (a number, a NUL) is no token of ours.
+      if (typeof claims.sub !== "string" || !couldBeRecordId(claims.sub)) return null;
       return { kind: "local", accountId: claims.sub };
     } catch {
       return null;
@@ -96,10 +100,17 @@ export class Tokens {
         ...(this.settings.jwksIssuer ? { issuer: this.settings.jwksIssuer } : {}),
         ...(this.settings.jwksAudience ? { audience: this.settings.jwksAudience } : {}),
       });
-      if (typeof claims === "string" || claims.exp === undefined || !claims.sub || !claims.iss) return null;
+      if (typeof claims === "string" || claims.exp === undefined) return null;
+      // The identity provider's names for the caller are stored: strings Postgres can hold.
+      if (!isStorableName(claims.sub) || !isStorableName(claims.iss)) return null;
       return { kind: "external", iss: claims.iss, sub: claims.sub };
     } catch {
       return null;
     }
   }
+}
+
+/** A claim stored as the account's external identity: a non-empty string Postgres can hold, with no control characters. */
+function isStorableName(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= 2048 && nameFault(value) === undefined;
 }

@@ -64,7 +64,24 @@ export function addMoney(a: Money, b: Money): Money {
 }
 
 /** Micro-dollars are the finest figure a person reads; more digits would only be float noise. */
-export function roundMoney(m: Money): Money {
-  const r = (x: number) => Math.round(x * 1e6) / 1e6;
-  return { cost_usd: r(m.cost_usd), cost_without_terse_usd: r(m.cost_without_terse_usd), saved_usd: r(m.saved_usd) };
+export interface Micros {
+  cost: number;
+  without: number;
+}
+
+export const NO_MICROS: Micros = { cost: 0, without: 0 };
+
+/** A group's money rounded to whole micro-dollars, the figures a report shows and sums. */
+export function microsOf(m: Money): Micros {
+  return { cost: Math.round(m.cost_usd * 1e6), without: Math.round(m.cost_without_terse_usd * 1e6) };
+}
+
+export const addMicros = (a: Micros, b: Micros): Micros => ({ cost: a.cost + b.cost, without: a.without + b.without });
+
+/**
+ * Money as the report shows it: from whole micro-dollars, so the rows add up to the totals
+ * to the last digit and a saving is exactly the difference of the two costs shown.
+ */
+export function moneyOfMicros(m: Micros): Money {
+  return { cost_usd: m.cost / 1e6, cost_without_terse_usd: m.without / 1e6, saved_usd: (m.without - m.cost) / 1e6 };
 }

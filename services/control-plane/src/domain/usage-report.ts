@@ -1,7 +1,18 @@
 import type { Db } from "@terse/db";
 import { Prisma } from "@terse/db";
 import { type PriceTable, priceOf } from "@terse/prices";
-import { addMoney, type Money, moneyOf, NO_MONEY, roundMoney, type TokenSums } from "./usage-money.ts";
+import {
+  addMicros,
+  addMoney,
+  type Micros,
+  type Money,
+  microsOf,
+  moneyOf,
+  moneyOfMicros,
+  NO_MICROS,
+  NO_MONEY,
+  type TokenSums,
+} from "./usage-money.ts";
 
 // Usage analytics for the dashboard and API clients: requests, tokens and money of one
 // account, over a time range, optionally one key, grouped by day, key or model. Money is
@@ -107,7 +118,13 @@ class Figures {
     else this.unpriced += t.requests;
   }
 
-  figures(): UsageFigures {
+  /** The money as shown: rounded once, here, per group. */
+  micros(): Micros {
+    return microsOf(this.money);
+  }
+
+  /** The figures; `micros` for totals: the sum of the groups' money as they show it. */
+  figures(micros: Micros = this.micros()): UsageFigures {
     return {
       requests: this.t.requests,
       input_tokens: this.t.input,
@@ -119,7 +136,7 @@ class Figures {
       unpriced_requests: this.unpriced,
       recall_rounds: this.recalls.rounds,
       requests_with_recall: this.recalls.requests,
-      ...roundMoney(this.money),
+      ...moneyOfMicros(micros),
     };
   }
 }
@@ -147,14 +164,15 @@ export class UsageReport {
       totals.add(tokens, money, recalls);
     }
     const labelled = [...groups].map(([label, f]) => ({ label, figures: f.figures() }));
+    const shown = [...groups.values()].reduce((sum, f) => addMicros(sum, f.micros()), NO_MICROS);
+    const totalFigures = totals.figures(shown);
     const unpriced_models = [...unpriced].sort();
-    if (q.groupBy === "day")
-      return { data: everyDay(q.from, q.to, labelled), totals: totals.figures(), unpriced_models };
+    if (q.groupBy === "day") return { data: everyDay(q.from, q.to, labelled), totals: totalFigures, unpriced_models };
     if (q.groupBy === "model") {
       const data = labelled.map((l) => ({ model: l.label, ...l.figures }));
-      return { data, totals: totals.figures(), unpriced_models };
+      return { data, totals: totalFigures, unpriced_models };
     }
-    return { data: await this.withKeyNames(q.accountId, labelled), totals: totals.figures(), unpriced_models };
+    return { data: await this.withKeyNames(q.accountId, labelled), totals: totalFigures, unpriced_models };
   }
 
   /** Token sums per label and model (money needs the model's price). */

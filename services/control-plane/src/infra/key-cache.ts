@@ -71,7 +71,9 @@ export class KeyCache {
       if (!results || failed) throw failed?.[0] ?? new Error("MULTI aborted");
     });
     const fresh = new Set(change.fresh);
-    const changed = [...(change.put ?? []).map((e) => e.keyHash), ...(change.remove ?? [])].filter((h) => !fresh.has(h));
+    const changed = [...(change.put ?? []).map((e) => e.keyHash), ...(change.remove ?? [])].filter(
+      (h) => !fresh.has(h),
+    );
     await this.run(() => this.announcer.announce(changed));
   }
 

@@ -11,14 +11,21 @@ export const MAX_NAME_LENGTH = 64;
 export const keySettingFields = {
   name: z
     .string({ error: "must be a string" })
-    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
-    .refine((s) => s.trim().length > 0, "must not be empty")
-    // Names show up in lists and logs and must be told apart: no line breaks, no
-    // invisible or direction-changing characters (`main\u200B` beside `main`).
-    .superRefine((s, ctx) => {
-      const fault = nameFault(s);
-      if (fault) ctx.addIssue({ code: "custom", message: fault });
-    }),
+    // Stored as shown (the answer carries it): composed (NFC, so `cafe\u0301` is `café`)
+    // and without surrounding spaces, so two names that look the same are the same name.
+    .transform((s) => s.normalize("NFC").trim())
+    .pipe(
+      z
+        .string()
+        .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
+        .refine((s) => s.length > 0, "must not be empty")
+        // Names show up in lists and logs and must be told apart: no line breaks, no
+        // invisible or direction-changing characters (`main\u200B` beside `main`).
+        .superRefine((s, ctx) => {
+          const fault = nameFault(s);
+          if (fault) ctx.addIssue({ code: "custom", message: fault });
+        }),
+    ),
   intensity: z.enum(INTENSITIES, { error: `must be one of ${INTENSITIES.join(", ")}` }),
   auto_compress_input: z.boolean({ error: "must be a boolean" }),
   smart_detect_enabled: z.boolean({ error: "must be a boolean" }),

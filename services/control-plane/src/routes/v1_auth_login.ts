@@ -2,7 +2,7 @@ import { ApiError } from "@terse/errors";
 import type { Express, Request, Response } from "express";
 import { z } from "zod";
 import type { AppContext } from "../context.ts";
-import { normaliseEmail } from "../domain/accounts.ts";
+import { MAX_EMAIL_LENGTH, MAX_PASSWORD_LENGTH, normaliseEmail } from "../domain/accounts.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { parseBody } from "../http/validate.ts";
 
@@ -14,13 +14,13 @@ export const loginRequest = z.strictObject({
   email: z
     .string({ error: "must be a string" })
     .min(1, "must not be empty")
-    .max(254, "must be at most 254 characters")
+    .max(MAX_EMAIL_LENGTH, `must be at most ${MAX_EMAIL_LENGTH} characters`)
     // No address has them, and a NUL byte cannot even be looked up (Postgres text): was a 500.
     .refine((s) => !/\p{Cc}/u.test(s), "must not contain control characters"),
   password: z
     .string({ error: "must be a string" })
     .min(1, "must not be empty")
-    .max(1024, "must be at most 1024 characters"),
+    .max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`),
 });
 
 export function register(app: Express, ctx: AppContext): void {

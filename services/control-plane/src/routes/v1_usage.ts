@@ -14,10 +14,15 @@ const MAX_RANGE_DAYS = 366;
 const DEFAULT_RANGE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-const isoDate = z.iso
-  .datetime({ offset: true })
-  .or(z.iso.date())
-  .transform((s) => new Date(s));
+/** The first instant Postgres stores as written (year 0 is 1 BC there, refused in a query). */
+const FIRST_INSTANT = Date.parse("0001-01-01T00:00:00Z");
+
+const isoDate = z
+  .union([z.iso.datetime({ offset: true }), z.iso.date()], {
+    error: "must be an ISO 8601 date (2026-11-01) or date-time (2026-11-01T00:00:00Z)",
+  })
+  .transform((s) => new Date(s))
+  .refine((d) => !Number.isNaN(d.getTime()) && d.getTime() >= FIRST_INSTANT, "must be in the year 1 or later");
 
 const usageQuery = z
   .object({

@@ -90,7 +90,12 @@ export async function startStack(label: string): Promise<Stack> {
     destination: { write: (s: string) => logs.push(s) },
   });
   // The data plane answers 503 until the cache is stamped whole, as main.ts does at start.
-  await resyncKeyCache({ db: prisma, store: new KeyStore(prisma), cache: new KeyCache(appRedis, { leaseTtlMs: config.KEY_LEASE_TTL_MS }), logger });
+  await resyncKeyCache({
+    db: prisma,
+    store: new KeyStore(prisma),
+    cache: new KeyCache(appRedis, { leaseTtlMs: config.KEY_LEASE_TTL_MS }),
+    logger,
+  });
 
   const app = createApp({ config, db: prisma, redis: appRedis, logger });
   const server: Server = createHttpServer(app, config);

@@ -104,7 +104,8 @@ export class Authenticator {
       // Full, counting credits this process holds (granted while this call was on its
       // way): one of them is this call's, or it would be lost to the window for a while.
       const credit = local?.credits.take(keyHash, nowSeconds);
-      if (credit) return this.withinQuota({ key: lookup.key, keyHash, rateLimit: credit.rateLimit, credit }, nowMs, "hit");
+      if (credit)
+        return this.withinQuota({ key: lookup.key, keyHash, rateLimit: credit.rateLimit, credit }, nowMs, "hit");
       const headers = { ...rateLimitHeaders(rateLimit), "Retry-After": String(rateLimit.resetSeconds) };
       return { ok: false, code: "rate_limit_exceeded", headers, lookup: "hit" };
     }

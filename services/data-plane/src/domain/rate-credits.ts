@@ -270,10 +270,12 @@ export class RateCredits {
       if (!k || !answer) return;
       if (this.keys.get(keyHash) !== k) {
         // Retired while the answer was on its way: what it granted goes straight back.
-        if (answer.granted > 0) this.retire1(keyHash, { heldIn: answer.heldIn, left: answer.granted, used: 0, reportedIn: 0 });
+        if (answer.granted > 0)
+          this.retire1(keyHash, { heldIn: answer.heldIn, left: answer.granted, used: 0, reportedIn: 0 });
         return;
       }
-      if (answer.limit > 0) k.window = { limit: answer.limit, remaining: answer.remaining, resetSeconds: answer.resetSeconds };
+      if (answer.limit > 0)
+        k.window = { limit: answer.limit, remaining: answer.remaining, resetSeconds: answer.resetSeconds };
       if (answer.granted > 0) this.addBatch(k, answer);
       if (k.batches.length === 0 && k.uses === 0) this.keys.delete(keyHash);
     });

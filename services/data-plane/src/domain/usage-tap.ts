@@ -2,7 +2,7 @@ import type { ReportedUsage, WireFormatAdapter } from "@terse/wire-formats";
 
 // Reads token usage from a response while it is relayed, JSON or SSE, as its wire
 // format's adapter says. Also keeps the text the model produced, for the tokenizer
-// estimate when no usage arrives (error, abort).
+// estimate when no final count arrives (error, cut, abort).
 
 export class UsageTap {
   usage: ReportedUsage | undefined;
@@ -16,7 +16,8 @@ export class UsageTap {
     const record = data as Record<string, unknown>;
     const usage = this.adapter.usage(record, this.usage);
     if (usage) this.usage = usage;
-    // The text is only for an estimate when no usage came: once some has, it is never read.
-    else if (this.usage === undefined) this.text += this.adapter.text(record);
+    // The text is for an estimate where no final count comes (an error, a cut, an abort):
+    // once one has, it is never read.
+    if (this.usage === undefined || this.usage.partial) this.text += this.adapter.text(record);
   }
 }

@@ -60,14 +60,43 @@ function namedByConnection(connection: string | undefined): Set<string> | undefi
   return new Set(lower.split(",").map((h) => h.trim()));
 }
 
-/** Upstream response headers as relayed: unchanged but for hop-by-hop ones and, if the body is rewritten, its length. */
-export function responseHeaders(headers: IncomingHttpHeaders, bodyRewritten: boolean): OutgoingHttpHeaders {
+/**
+ * Whether an upstream answer is relayed as a refusal: read whole, the provider key taken
+ * out of its body, no stream filter or recall. A provider answers a model call with a 2xx;
+ * a redirect's body (and its Location) may echo the request's URL, which for Gemini holds the key.
+ */
+export const isUpstreamRefusal = (status: number): boolean => status >= 300;
+
+/**
+ * Upstream response headers as relayed: unchanged but for hop-by-hop ones, the length of a
+ * rewritten body, and the provider key wherever a value echoes it (a Location holding
+ * Gemini's `key`, a gateway's debugging header).
+ */
+export function responseHeaders(
+  headers: IncomingHttpHeaders,
+  bodyRewritten: boolean,
+  providerKey: string,
+): OutgoingHttpHeaders {
+  const forms = keyForms(providerKey);
   const out: OutgoingHttpHeaders = {};
   for (const name in headers) {
     const value = headers[name];
     if (HOP_BY_HOP.has(name) || value === undefined) continue;
     if (bodyRewritten && name === "content-length") continue;
-    out[name] = value;
+    out[name] = typeof value === "string" ? withoutKey(value, forms) : value.map((v) => withoutKey(v, forms));
   }
+  return out;
+}
+
+/** The key as sent and, where it differs, percent-encoded (as a URL carries it). */
+function keyForms(providerKey: string): string[] {
+  if (providerKey.length === 0) return [];
+  const encoded = encodeURIComponent(providerKey);
+  return encoded === providerKey ? [providerKey] : [providerKey, encoded];
+}
+
+function withoutKey(value: string, forms: readonly string[]): string {
+  let out = value;
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join("[REDACTED]");
   return out;
 }

@@ -9,6 +9,7 @@ import {
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import { parse as parseUrl, type UrlWithStringQuery } from "node:url";
 import { type CompressionResult, compressionSettings, compressRequest, unchangedCounts } from "@terse/compression";
 import type { DataPlaneConfig } from "@terse/config";
@@ -37,7 +38,7 @@ import { newestTurnTokens, withoutTerse } from "../domain/without-terse.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { CallerGone, readJsonObject } from "./body.ts";
-import { responseHeaders, upstreamRequestHeaders } from "./headers.ts";
+import { isUpstreamRefusal, responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { type RecallHost, relayJsonWithRecall, relaySseWithRecall } from "./recall-relay.ts";
 import { expiryOf, UpstreamDeadlines } from "./upstream-deadlines.ts";
@@ -231,13 +232,14 @@ export function createProxyHandler(deps: ProxyDeps) {
       };
       (req as CarriesExchange)[EXCHANGE] = ex;
       res.once("close", () => {
-        // The caller hung up: stop paying for tokens nobody reads. Still metered. (A
-        // response the proxy finished or cut short itself closes too: no abort of theirs.)
+        // The caller hung up: stop paying for tokens nobody reads. Still metered, with the
+        // status the caller saw (none yet, as while a recall round runs: 499). (A response
+        // the proxy finished or cut short itself closes too: no abort of theirs.)
         if (res.writableFinished || ex.finished) return;
         ex.proxyReq?.destroy();
         ex.proxyRes?.destroy();
         metrics.clientAborts.inc();
-        finish(ex, ex.proxyRes?.statusCode ?? CLIENT_CLOSED_REQUEST);
+        finish(ex, res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST);
       });
       forward(ex, req, res);
     } catch (err) {
@@ -278,9 +280,10 @@ export function createProxyHandler(deps: ProxyDeps) {
     metrics.upstreamTtfbOf(ex.adapter.provider).observe(ex.timing.ttfb / 1000);
     const status = proxyRes.statusCode ?? 502;
     const isSse = isEventStream(proxyRes.headers["content-type"]);
-    const filter = status < 400 && isSse ? ex.upstream.streamFilter?.() : undefined;
-    const recalls = ex.recall !== undefined && status < 400;
-    const headers = responseHeaders(proxyRes.headers, status >= 400 || filter !== undefined || recalls);
+    const refused = isUpstreamRefusal(status);
+    const filter = !refused && isSse ? ex.upstream.streamFilter?.() : undefined;
+    const recalls = ex.recall !== undefined && !refused;
+    const headers = responseHeaders(proxyRes.headers, refused || filter !== undefined || recalls, ex.providerKey);
     addOwnHeaders(headers, ex);
     // A JSON answer that may hold a recall call is answered once it is read whole.
     if (!(recalls && !isSse)) res.writeHead(status, headers);
@@ -290,7 +293,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     proxyRes.once("close", () => {
       if (!proxyRes.complete) onProxyError(ex, res);
     });
-    if (status >= 400) relayError(ex, proxyRes, res, status);
+    if (refused) relayError(ex, proxyRes, res, status);
     else if (recalls && isSse) void relaySseWithRecall(recallHost(ex, res), proxyRes, res, filter);
     else if (recalls) void relayJsonWithRecall(recallHost(ex, res), proxyRes, res, headers);
     else if (isSse) relaySse(ex, proxyRes, res, filter);
@@ -323,12 +326,20 @@ export function createProxyHandler(deps: ProxyDeps) {
     filter: ReturnType<NonNullable<UpstreamRequest["streamFilter"]>> | undefined,
   ): void {
     const tap = new SseSplitter((_raw, data) => ex.tap.observe(data));
-    proxyRes.setEncoding("utf8");
-    proxyRes.on("data", (chunk: string) => {
-      writeChunk(res, proxyRes, filter ? filter.push(chunk) : chunk);
-      tap.push(chunk);
+    // The bytes go out as they came (a stream terse does not filter is relayed byte for
+    // byte, invalid UTF-8 included); their text is for the usage tap and the filter.
+    const decoder = new StringDecoder("utf8");
+    proxyRes.on("data", (chunk: Buffer) => {
+      const text = decoder.write(chunk);
+      writeChunk(res, proxyRes, filter ? filter.push(text) : chunk);
+      tap.push(text);
     });
     proxyRes.on("end", () => {
+      const rest = decoder.end();
+      if (rest) {
+        tap.push(rest);
+        if (filter) writeChunk(res, proxyRes, filter.push(rest));
+      }
       tap.flush();
       if (filter) writeChunk(res, proxyRes, filter.flush());
       res.end();
@@ -379,7 +390,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       fail: () => onProxyError(ex, res),
       relayError(proxyRes, status) {
         ex.proxyRes = proxyRes;
-        const headers = responseHeaders(proxyRes.headers, true);
+        const headers = responseHeaders(proxyRes.headers, true, ex.providerKey);
         addOwnHeaders(headers, ex);
         res.writeHead(status, headers);
         relayError(ex, proxyRes, res, status);
@@ -507,18 +518,23 @@ export function createProxyHandler(deps: ProxyDeps) {
 /**
  * The usage of every upstream round of the exchange so far: as reported, or for a round
  * that reported none (an error, a cut, an abort), estimated with the tokenizer from what
- * was sent and what came back.
+ * was sent and what came back. A round cut after a partial count (Anthropic's input
+ * comes first) keeps the input reported and counts the output relayed: hanging up before
+ * the final count does not make an answer cost one token.
  */
 function usageSoFar(ex: Exchange): { usage: ReportedUsage; estimated: boolean } {
   const reported = ex.tap.usage;
-  const current = reported ?? {
-    input: estimateTokens(requestText(ex.sentBody)),
-    output: estimateTokens(ex.tap.text),
-    cacheRead: 0,
-    cacheWrite: 0,
-  };
-  if (!ex.prior) return { usage: current, estimated: reported === undefined };
-  return { usage: addUsage(ex.prior.usage, current), estimated: ex.prior.estimated || reported === undefined };
+  const final = reported !== undefined && reported.partial !== true;
+  const current = final
+    ? reported
+    : {
+        input: reported?.input ?? estimateTokens(requestText(ex.sentBody)),
+        output: Math.max(reported?.output ?? 0, estimateTokens(ex.tap.text)),
+        cacheRead: reported?.cacheRead ?? 0,
+        cacheWrite: reported?.cacheWrite ?? 0,
+      };
+  if (!ex.prior) return { usage: current, estimated: !final };
+  return { usage: addUsage(ex.prior.usage, current), estimated: ex.prior.estimated || !final };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from "@terse/wire-formats";
 import { LAST_RECALL_NOTE, readRecallCall, recallAnswer } from "../domain/recall-answer.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
+import { isUpstreamRefusal } from "./headers.ts";
 import { writeChunk } from "./respond.ts";
 
 // Recall's loop (issue 18, docs/compression.md): when the model calls terse_recall,
@@ -90,7 +91,7 @@ export async function relayJsonWithRecall(
     if (!next) return host.over() ? undefined : host.fail();
     upstream = next;
     const status = upstream.statusCode ?? 502;
-    if (status >= 400) return host.relayError(upstream, status);
+    if (isUpstreamRefusal(status)) return host.relayError(upstream, status);
   }
 }
 
@@ -138,7 +139,7 @@ export async function relaySseWithRecall(
     if (!next) return host.over() ? undefined : host.fail();
     upstream = next;
     const status = upstream.statusCode ?? 502;
-    if (status >= 400) {
+    if (isUpstreamRefusal(status)) {
       upstream.resume();
       return host.fail();
     }

@@ -199,9 +199,7 @@ export interface Grant {
   heldIn: number;
 }
 
-export type AuthLookup =
-  | { kind: "absent" }
-  | ({ kind: "allowed" | "limited"; key: CachedKey } & WindowState & Grant);
+export type AuthLookup = { kind: "absent" } | ({ kind: "allowed" | "limited"; key: CachedKey } & WindowState & Grant);
 
 /** A process's credits for one key, settled: the buckets they were held in, what was used and given back. */
 export interface Settlement {
@@ -265,7 +263,15 @@ export class AuthScript {
       settlements.map((s) => {
         const held = s.held.flatMap((h) => [h.heldIn, h.used, h.returned]);
         return this.redis
-          .terseSettle(cacheKeyFor(s.keyHash), rateLimitKeyFor(s.keyHash), s.nowSeconds, 0, s.want, this.holdSeconds, ...held)
+          .terseSettle(
+            cacheKeyFor(s.keyHash),
+            rateLimitKeyFor(s.keyHash),
+            s.nowSeconds,
+            0,
+            s.want,
+            this.holdSeconds,
+            ...held,
+          )
           .then(settledOf, () => undefined);
       }),
     );

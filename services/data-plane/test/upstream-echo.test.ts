@@ -1,0 +1,128 @@
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { waitFor } from "@terse/testkit";
+import { expect } from "chai";
+import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+
+// What an upstream sends back is relayed as sent, but never with the caller's provider key
+// in it, whatever the status and wherever it sits (a header, a redirect's Location or
+// body), and a stream's bytes are relayed as they came. The fake provider answers as the
+// providers do; this upstream answers as a misbehaving gateway might.
+
+type Reply = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Headers echoing what the upstream received: the OpenAI key's header, and the URL (Gemini's key). */
+const echoes = (req: IncomingMessage) => ({
+  "x-echo-auth": String(req.headers.authorization ?? ""),
+  "x-echo-url": String(req.url),
+  "content-type": "application/json",
+});
+
+/** Chunks of an OpenAI stream whose text holds bytes that are no UTF-8 (0xFF 0xFE). */
+const INVALID_UTF8_STREAM = [
+  Buffer.from('data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a'),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from('b"}}]}\n\n'),
+  Buffer.from(
+    'data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}\n\n',
+  ),
+  Buffer.from("data: [DONE]\n\n"),
+];
+
+describe("data plane: what a misbehaving upstream echoes", () => {
+  let upstream: Server;
+  let reply: Reply = (_req, res) => res.end();
+  let h: Harness;
+  let auth: Record<string, string>;
+
+  before(async () => {
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => reply(req, res));
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", () => r()));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    h = await startHarness({ OPENAI_BASE_URL: url, GEMINI_BASE_URL: url });
+    auth = {
+      authorization: `Bearer ${(await h.addKey()).rawKey}`,
+      "x-provider-key": PROVIDER_KEY,
+      "content-type": "application/json",
+    };
+  });
+  after(async () => {
+    await h.close();
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  const chat = (extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], ...extra });
+
+  /** The whole response as the client saw it: status line, every header and the body, as text. */
+  async function seen(path: string, body: string): Promise<{ status: number; all: string; headers: Headers }> {
+    const res = await fetch(`${h.url}${path}`, { method: "POST", headers: auth, body, redirect: "manual" });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, all: `${[...res.headers].flat().join("\n")}\n${text}` };
+  }
+
+  for (const status of [200, 302, 401]) {
+    it(`a ${status} whose headers and body echo the OpenAI key reaches the client without it`, async () => {
+      reply = (req, res) => {
+        const extra =
+          status === 302 ? { location: `https://elsewhere.example/?auth=${req.headers.authorization}` } : {};
+        res.writeHead(status, { ...echoes(req), ...extra });
+        // A 2xx answer's body is the provider's answer and goes as sent (no provider echoes the key there).
+        res.end(
+          status === 200
+            ? '{"ok":true}'
+            : JSON.stringify({ error: { message: `you sent ${req.headers.authorization}` } }),
+        );
+      };
+      const { status: got, all, headers } = await seen("/v1/chat/completions", chat());
+      expect(got).to.equal(status);
+      expect(headers.get("x-echo-auth")).to.equal("Bearer [REDACTED]");
+      expect(all).not.to.include(PROVIDER_KEY);
+      if (status !== 200) expect(all).to.include("you sent Bearer [REDACTED]");
+    });
+  }
+
+  it("a redirect's Location holding Gemini's key (in the URL) reaches the client without it", async () => {
+    reply = (req, res) => {
+      res.writeHead(307, { ...echoes(req), location: `https://elsewhere.example${req.url}` });
+      res.end(`moved: ${req.url}`);
+    };
+    const { status, all, headers } = await seen(
+      "/v1beta/models/gemini-2.5-flash:generateContent",
+      JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+    );
+    expect(status).to.equal(307);
+    expect(headers.get("location")).to.match(/key=\[REDACTED\]/);
+    expect(all).not.to.include(PROVIDER_KEY);
+    expect(all).not.to.include(encodeURIComponent(PROVIDER_KEY));
+  });
+
+  it("relays a stream's bytes as the upstream sent them, bytes that are no UTF-8 included", async () => {
+    reply = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (const chunk of INVALID_UTF8_STREAM) res.write(chunk);
+      res.end();
+    };
+    // The caller asks for the usage chunk itself: nothing of the stream is terse's to filter.
+    const body = chat({ stream: true, stream_options: { include_usage: true } });
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      const req = request(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve(Buffer.concat(chunks)));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+    expect(received.equals(Buffer.concat(INVALID_UTF8_STREAM)), received.toString("latin1")).to.equal(true);
+    // Its usage is read from the decoded text, as before.
+    const event = await waitFor(async () => (await h.events()).find((e) => e.streamed === true), {
+      what: "the stream's usage event",
+    });
+    expect(event).to.include({ input_tokens: 3, output_tokens: 2 });
+  });
+});
