@@ -517,6 +517,33 @@ describe("output kinds", () => {
     expect(next[2]).to.include("`pytest -q tests/test_views.py` shows all");
   });
 
+  it("Gemini: a response whose bulk is one string beside others keeps its shape, that string shortened in place", () => {
+    const run = Array.from({ length: 3_000 }, (_, i) => `tests/test_models.py::test_case_${i} PASSED`).join("\n");
+    const call = { functionCall: { name: "shell", args: { command: "pytest -q" } } };
+    const compressed = (response: Record<string, unknown>) => {
+      const body = {
+        model: "gemini-test",
+        contents: [
+          { role: "user", parts: [{ text: "Fix the bug." }] },
+          { role: "model", parts: [call] },
+          { role: "user", parts: [{ functionResponse: { name: "shell", response } }] },
+        ],
+      };
+      const out = compressRequest("gemini", body, contextSettings("standard")).body as typeof body;
+      return (out.contents[2]?.parts[0] as { functionResponse: { response: Record<string, unknown> } }).functionResponse
+        .response;
+    };
+    const beside = compressed({ output: run, exitCode: 1, stderr: "FAILED: test_x" });
+    expect(Object.keys(beside)).to.deep.equal(["output", "exitCode", "stderr"]);
+    expect(beside).to.include({ exitCode: 1, stderr: "FAILED: test_x" });
+    expect(String(beside.output).length).to.be.below(run.length / 2);
+    expect(beside.output).to.include("`pytest -q` shows all");
+    const mcp = compressed({ content: [{ type: "text", text: run }] }) as { content: { type: string; text: string }[] };
+    expect(mcp.content).to.have.length(1);
+    expect(mcp.content[0]?.type).to.equal("text");
+    expect(mcp.content[0]?.text.length).to.be.below(run.length / 2);
+  });
+
   it("a diff keeps its file names, hunk headers and changed lines", () => {
     const files = Array.from({ length: 12 }, (_, f) => {
       const context = Array.from({ length: 40 }, (_, i) => ` unchanged_line_${f}_${i} = compute(${i})`);

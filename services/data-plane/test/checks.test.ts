@@ -255,14 +255,58 @@ describe("data plane: checks before the upstream", () => {
       expect(h.fake.received).to.have.length(0);
     });
 
-    it("415 for a wrong content type", async () => {
-      const res = await fetch(`${h.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { ...auth, "content-type": "text/plain" },
-        body: "{}",
+    for (const type of [
+      "text/plain",
+      "application/json-seq",
+      "application/jsonx",
+      "application/json; charset=utf-16",
+    ]) {
+      it(`415 for the content type ${type}, nothing forwarded`, async () => {
+        const res = await fetch(`${h.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { ...auth, "content-type": type },
+          body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
+        });
+        expect(res.status).to.equal(415);
+        expect(h.fake.received).to.have.length(0);
       });
-      expect(res.status).to.equal(415);
-      expect(h.fake.received).to.have.length(0);
+    }
+
+    for (const type of [
+      "application/json",
+      "Application/JSON",
+      "application/json; charset=UTF-8",
+      'application/json;charset="utf-8"',
+    ]) {
+      it(`takes the content type ${type}`, async () => {
+        const res = await fetch(`${h.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { ...auth, "content-type": type },
+          body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
+        });
+        expect(res.status).to.equal(200);
+      });
+    }
+
+    it("forwards the caller's query parameters but `key`, a credential's place, to any provider", async () => {
+      for (const [path, init] of [
+        ["/v1/models?key=svc_live_notforupstream&after=m1", { headers: auth }],
+        [
+          "/v1/chat/completions?Key=sk-notforupstream&api-version=1",
+          {
+            method: "POST",
+            headers: { ...auth, "content-type": "application/json" },
+            body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
+          },
+        ],
+      ] as const) {
+        h.fake.reset();
+        const res = await fetch(`${h.url}${path}`, init);
+        expect(res.status, path).to.equal(200);
+        const sent = h.fake.received[0]?.url ?? "";
+        expect(sent).not.to.match(/key=/i);
+        expect(sent).to.match(/\?(after=m1|api-version=1)$/);
+      }
     });
 
     it("413 for a 20 MB body", async () => {

@@ -474,6 +474,31 @@ describe("data plane: recall (terse_recall)", () => {
   });
 
   describe("limits and failures", () => {
+    it("a client's own tool named terse_recall stays the client's: its call reaches the client, terse answers none", async () => {
+      h.fake.set({ toolCall: recallOf({ handle: "0123456789ab", from: 1, to: 2 }) });
+      const own = {
+        name: RECALL,
+        description: "The client's own tool",
+        parameters: { type: "object", properties: {} },
+      };
+      const done = await sdkClients(h.url, compressing)
+        .openai()
+        .chat.completions.create({
+          model: "gpt-4o-mini",
+          messages: [{ role: "user", content: QUESTION }],
+          tools: [{ type: "function", function: own }],
+        });
+      const calls = (done.choices[0]?.message.tool_calls ?? []).map((c) =>
+        c.type === "function" ? c.function.name : "",
+      );
+      expect(calls).to.deep.equal([RECALL]);
+      expect(generations(), "one upstream call: no recall round").to.have.length(1);
+      const declared = [...chat.tools(generations()[0]?.body ?? {}).values()];
+      expect(declared, "the client's declaration alone").to.deep.equal([
+        JSON.stringify({ type: "function", function: own }),
+      ]);
+    });
+
     it("JSON: a caller who hangs up while a recall round runs is metered once, as 499 (it saw no answer)", async () => {
       const { rawKey, record } = await h.addKey(COMPRESSING);
       // The handle is unknown: terse answers so and calls the upstream again, which never answers.

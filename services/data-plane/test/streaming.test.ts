@@ -146,6 +146,9 @@ describe("data plane: streams, aborts and upstream failures", () => {
     });
     expect(res.status).to.equal(504);
     expect(((await res.json()) as { error: { message: string } }).error.message).to.equal("upstream timeout");
+    // terse's own answer to a forwarded request carries what every proxied answer does.
+    expect(res.headers.get("server-timing")).to.match(/^auth;dur=/);
+    expect(res.headers.get("x-ratelimit-limit")).to.match(/^\d+$/);
   });
 
   for (const [provider, path, body] of [

@@ -265,8 +265,9 @@ describe("withoutTerse", () => {
     });
   });
 
-  it("takes no negative saving (the instruction on a short request) as a smaller request", () => {
-    expect(withoutTerse(automatic, usage(500, 0, 0), -40, 100, false).input_tokens_before_compression).to.equal(500);
+  it("takes a negative saving (the instruction on a short request) as a smaller request without terse", () => {
+    expect(withoutTerse(automatic, usage(500, 0, 0), -40, 100, false).input_tokens_before_compression).to.equal(460);
+    expect(withoutTerse(automatic, usage(30, 0, 0), -40, undefined, false).input_tokens_before_compression).to.equal(0);
   });
 });
 

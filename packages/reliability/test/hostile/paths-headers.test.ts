@@ -205,6 +205,34 @@ describe("hostile: paths and headers", () => {
       });
     }
 
+    // One model's entry: a name that escapes its segment never reaches the provider (the
+    // caller's key rides along in the query); an ordinary one goes re-encoded.
+    for (const target of [
+      "/v1beta/models/..%2F..%2Fadmin",
+      "/v1beta/models/%2e%2e",
+      "/v1beta/models/.",
+      "/v1beta/models/a%2Fb",
+      "/v1beta/models/%zz",
+    ]) {
+      it(`GET ${target}: 404, nothing upstream`, async () => {
+        expectClean(
+          await rawRequest(h.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${auth}\r\n`),
+          [404],
+        );
+        expect([...h.fake.received, ...h.fake.unrouted]).to.have.length(0);
+      });
+    }
+
+    it("GET one Gemini model's entry: forwarded to that entry, its name re-encoded", async () => {
+      const res = await rawRequest(
+        h.url,
+        `GET /v1beta/models/gemini%2D2.5-flash HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${auth}\r\n`,
+      );
+      // The fake serves no single model's entry: it answers 404 and records what was asked.
+      expect(res.status).to.equal(404);
+      expect(h.fake.unrouted.map((r) => r.url.split("?")[0])).to.deep.equal(["/v1beta/models/gemini-2.5-flash"]);
+    });
+
     for (const c of HEADER_CASES) {
       it(`POST /v1/chat/completions with ${c.name}: ${c.statuses.join("/")}, nothing upstream`, async () => {
         const defaults = { method: "POST", target: "/v1/chat/completions", headers: auth, body: BODY };

@@ -12,7 +12,7 @@ import { geminiFormat } from "./request-view.ts";
 /** `/{version}/models/{model}:{method}` as the Gemini clients call it (the SDK with a base URL says v1). */
 const NATIVE_CALL = /^\/(v1beta|v1alpha|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
 /** Gemini's model list: `/v1/models` (shared: claimed by a Gemini key) and the preview versions'. */
-const NATIVE_MODELS = /^\/(v1beta|v1alpha|v1)\/models(?:\/[^/:]+)?$/;
+const NATIVE_MODELS = /^\/(v1beta|v1alpha|v1)\/models(?:\/([^/:]+))?$/;
 
 const OWN_GENERATE: Operation = { kind: "generate", method: "POST", path: "/v1/generateContent" };
 
@@ -46,10 +46,13 @@ export const gemini: WireFormatAdapter = {
       };
     }
     const models = NATIVE_MODELS.exec(path);
-    if (models && (models[1] !== "v1" || headers["x-goog-api-key"] !== undefined)) {
-      return { kind: "list_models", method: "GET", path };
-    }
-    return null;
+    if (!models || (models[1] === "v1" && headers["x-goog-api-key"] === undefined)) return null;
+    if (models[2] === undefined) return { kind: "list_models", method: "GET", path };
+    // One model's entry: the name goes upstream re-encoded, so an escaped `..` or `/`
+    // cannot reach another path of the provider's (with the caller's key on it).
+    const name = decodeSegment(models[2]);
+    if (name === undefined || name === "." || name === ".." || name.includes("/")) return null;
+    return { kind: "list_models", method: "GET", path: `/${models[1]}/models/${encodeURIComponent(name)}` };
   },
 
   model: (body, op) => op.pathModel ?? stringOf(body.model),

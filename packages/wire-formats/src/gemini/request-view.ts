@@ -33,8 +33,47 @@ function mapResponse(response: unknown, f: (text: string) => string): unknown {
     return next === only[1] ? response : { [only[0]]: next };
   }
   const text = JSON.stringify(response ?? {});
+  const bulk = bulkOf(response, text.length);
+  if (bulk) {
+    const next = f(bulk.text);
+    return next === bulk.text ? response : withStringAt(response, bulk.path, next);
+  }
   const next = f(text);
   return next === text ? response : { output: next };
+}
+
+/** Where the search for a response's bulk stops: deeper strings are read as the JSON they sit in. */
+const BULK_DEPTH = 4;
+
+/**
+ * The string that makes up most of a response (three quarters of its JSON), and where it
+ * sits: `{output, exitCode, stderr}`, MCP's `{content: [{type, text}]}`. Shortened in
+ * place, the rest of the object stays as the client sent it.
+ */
+function bulkOf(response: unknown, jsonLength: number): { text: string; path: (string | number)[] } | undefined {
+  let best: { text: string; path: (string | number)[] } | undefined;
+  const visit = (value: unknown, path: (string | number)[]) => {
+    if (typeof value === "string") {
+      if (!best || value.length > best.text.length) best = { text: value, path };
+      return;
+    }
+    if (path.length >= BULK_DEPTH) return;
+    if (Array.isArray(value)) value.forEach((v, i) => visit(v, [...path, i]));
+    else if (isRecord(value)) for (const [k, v] of Object.entries(value)) visit(v, [...path, k]);
+  };
+  visit(response, []);
+  return best && best.path.length > 0 && best.text.length * 4 >= jsonLength * 3 ? best : undefined;
+}
+
+/** A copy of `value` with the string at `path` replaced; every object off the path shared. */
+function withStringAt(value: unknown, path: readonly (string | number)[], text: string): unknown {
+  const [head, ...rest] = path;
+  if (head === undefined) return text;
+  if (Array.isArray(value) && typeof head === "number") {
+    return value.map((v, i) => (i === head ? withStringAt(v, rest, text) : v));
+  }
+  const record = value as Record<string, unknown>;
+  return { ...record, [head]: withStringAt(record[head as string], rest, text) };
 }
 
 export const geminiFormat: RequestFormat = {
@@ -115,9 +154,10 @@ export const geminiFormat: RequestFormat = {
 };
 
 // A function response is a JSON object. One holding a single string (`{output: "..."}`,
-// the usual shape of a command's output) has that string shortened in place; any
-// other object is shortened as its JSON text, which then stands as `{"output": ...}`,
-// a shape the API accepts.
+// the usual shape of a command's output), or one string that is most of it (beside an
+// exit code, or in MCP's content list), has that string shortened in place; any other
+// object is shortened as its JSON text, which then stands as `{"output": ...}`, a
+// shape the API accepts.
 class ContentsWalker implements ItemWalker {
   constructor(
     private readonly actions = new Actions(),

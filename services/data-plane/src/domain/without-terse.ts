@@ -68,7 +68,9 @@ export function withoutTerse(
   estimated: boolean,
 ): WithoutTerse {
   const { input, cacheRead: read, cacheWrite: write } = first;
-  const before = input + Math.max(0, saved);
+  // A negative saving (the instruction on a short request, the recall tool's declaration
+  // where nothing was cut) makes the request without terse the smaller one: a loss shown.
+  const before = Math.max(0, input + saved);
   const grown = (tokens: number) => (input > 0 ? Math.round((tokens * before) / input) : 0);
   if (estimated) return split(before, grown(read), grown(write));
   const prefix = newestTurn === undefined ? 0 : Math.max(0, before - newestTurn);

@@ -29,8 +29,7 @@ export async function readJsonObject(
   req: IncomingMessage,
   maxBytes: number,
 ): Promise<{ body: Record<string, unknown>; bytes: number }> {
-  const type = req.headers["content-type"] ?? "";
-  if (!/^application\/json\b/i.test(type)) throw new ApiError("unsupported_media_type");
+  if (!isJsonInUtf8(req.headers["content-type"] ?? "")) throw new ApiError("unsupported_media_type");
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > maxBytes) throw new ApiError("payload_too_large");
   const read = await readBytes(req, maxBytes);
@@ -151,4 +150,20 @@ function readBytes(req: IncomingMessage, maxBytes: number): Promise<{ bytes: Buf
     req.on("error", onError);
     req.on("close", onClose);
   });
+}
+
+/**
+ * `application/json`, with no charset or UTF-8's (the only one JSON between systems may
+ * use, RFC 8259 8.1): not `application/json-seq`, not a body in UTF-16 read as UTF-8.
+ */
+function isJsonInUtf8(contentType: string): boolean {
+  const [type = "", ...params] = contentType.split(";");
+  if (type.trim().toLowerCase() !== "application/json") return false;
+  for (const param of params) {
+    const [name = "", value = ""] = param.split("=");
+    if (name.trim().toLowerCase() !== "charset") continue;
+    const charset = value.trim().replace(/^"|"$/g, "").toLowerCase();
+    if (charset !== "utf-8" && charset !== "utf8") return false;
+  }
+  return true;
 }

@@ -188,10 +188,13 @@ export function createProxyHandler(deps: ProxyDeps) {
       // The tool is in every model call of the session, cut or not, so the tool list the
       // provider caches first never changes (count_tokens bodies take no tools everywhere);
       // compression names handles for count_tokens too, so the markers it counts are the call's.
-      const recallHere = op.kind === "generate" ? recall : undefined;
+      let recallHere = op.kind === "generate" ? recall : undefined;
       if (recallHere && sent) {
         const declared = recallHere.withTool(sent);
-        if (declared !== sent && compression) compression.input_tokens_after += recallToolTokens(adapter);
+        // Not declared: the client has a tool of that name (its calls are the client's to
+        // run, never terse's to answer), or the format takes none here.
+        if (declared === sent) recallHere = undefined;
+        else if (compression) compression.input_tokens_after += recallToolTokens(adapter);
         sent = declared;
       }
       if (recall && compression?.cuts) deps.recallStore.keep(admitted.key.account_id, compression.cuts);
@@ -510,7 +513,10 @@ export function createProxyHandler(deps: ProxyDeps) {
       return;
     }
     const code = expiryOf(ex.proxyReq) ? "upstream_timeout" : "upstream_unavailable";
-    const status = sendError(res, new ApiError(code), ex.id, logger);
+    // A forwarded request's answer, if terse's own: its timing and limits as any other's.
+    const headers: Record<string, string> = {};
+    addOwnHeaders(headers, ex);
+    const status = sendError(res, new ApiError(code, { headers }), ex.id, logger);
     finish(ex, status);
   }
 }
@@ -682,7 +688,18 @@ export function pathOf(url: string | undefined): string {
   return i >= 0 && url ? url.slice(0, i) : (url ?? "/");
 }
 
+/**
+ * The caller's query string as forwarded, without `key`: that is where Gemini's clients put
+ * a credential (a provider key, or a service key sent the Gemini way), and no credential of
+ * the caller's goes upstream but the provider key, where the provider wants it.
+ */
 function queryOf(url: string | undefined): string {
   const i = url?.indexOf("?") ?? -1;
-  return i >= 0 && url ? url.slice(i) : "";
+  if (i < 0 || !url) return "";
+  const query = url.slice(i);
+  if (!/[?&]key=/i.test(query)) return query;
+  const params = new URLSearchParams(query.slice(1));
+  for (const name of [...params.keys()]) if (name.toLowerCase() === "key") params.delete(name);
+  const rest = params.toString();
+  return rest ? `?${rest}` : "";
 }
