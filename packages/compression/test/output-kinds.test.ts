@@ -530,8 +530,8 @@ describe("output kinds", () => {
         ],
       };
       const out = compressRequest("gemini", body, contextSettings("standard")).body as typeof body;
-      return (out.contents[2]?.parts[0] as { functionResponse: { response: Record<string, unknown> } }).functionResponse
-        .response;
+      const part = out.contents[2]?.parts[0] as { functionResponse: { response: Record<string, unknown> } } | undefined;
+      return part?.functionResponse.response ?? {};
     };
     const beside = compressed({ output: run, exitCode: 1, stderr: "FAILED: test_x" });
     expect(Object.keys(beside)).to.deep.equal(["output", "exitCode", "stderr"]);

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { envelopeFor, ERROR_CATALOGUE, type ErrorCode } from "./catalogue.ts";
@@ -25,8 +26,10 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   const code = codeOf(err);
   const { status } = ERROR_CATALOGUE[code];
   const body = JSON.stringify(envelopeFor(code));
+  // An id like every other answer's, so a caller's report of it can be told apart.
+  const id = `req_${randomUUID().replaceAll("-", "")}`;
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -4,7 +4,7 @@ import { answerClientError } from "@terse/errors";
 import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
 import { type AppContext, type AppDeps, buildServices } from "./context.ts";
-import { errorHandler, notFound } from "./http/errors.ts";
+import { errorHandler, methodNotAllowed, notFound } from "./http/errors.ts";
 import { createHttpMetrics } from "./http/metrics.ts";
 import { requestId } from "./http/request-id.ts";
 import { requireAccount } from "./routes/auth_middleware.ts";
@@ -79,6 +79,7 @@ export function createApp(deps: AppDeps): Express {
   usage.register(app, ctx);
   dashboard.register(app, ctx); // /dashboard/keys
 
+  app.use(methodNotAllowed(app));
   app.use(notFound);
   app.use(errorHandler);
   return app;

@@ -65,6 +65,24 @@ describe("the app: request ids, logs, health, metrics, unknown routes", () => {
     });
   });
 
+  it("answers a route's path under another method with 405 and Allow, in the envelope", async () => {
+    for (const [method, path, allow] of [
+      ["GET", "/v1/auth/login", "POST"],
+      ["PUT", "/v1/auth/keys", "GET, HEAD, POST"],
+      ["POST", "/v1/usage", "GET, HEAD"],
+      ["GET", "/v1/auth/keys/key_x/rotate", "POST"],
+    ] as const) {
+      const res = await api<ErrorBody>(h, method, path, {});
+      expect(res.status, `${method} ${path}`).to.equal(405);
+      expect(res.headers.get("allow")).to.equal(allow);
+      expect(res.body.error).to.deep.equal({
+        message: "Method not allowed",
+        type: "invalid_request_error",
+        code: "method_not_allowed",
+      });
+    }
+  });
+
   it("answers unknown routes with 404 in the envelope", async () => {
     const res = await api<ErrorBody>(h, "POST", "/v2/whatever", { body: {} });
     expect(res.status).to.equal(404);

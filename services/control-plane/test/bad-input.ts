@@ -21,8 +21,9 @@ export const NOT_JSON: BadInput[] = [
   { name: "a body that is not JSON", raw: "{name: 'x'", status: 400, message: "Request body is not valid JSON" },
   { name: "a truncated JSON body", raw: '{"name": "x"', status: 400, message: "Request body is not valid JSON" },
   { name: "a JSON array", raw: "[]", status: 400, message: "Request body must be a JSON object" },
-  { name: "a JSON string", raw: '"name"', status: 400 },
-  { name: "JSON null", raw: "null", status: 400 },
+  { name: "a JSON string", raw: '"name"', status: 400, message: "Request body must be a JSON object" },
+  { name: "JSON null", raw: "null", status: 400, message: "Request body must be a JSON object" },
+  { name: "a JSON number", raw: "7", status: 400, message: "Request body must be a JSON object" },
   {
     name: "the wrong content type",
     raw: '{"name":"x"}',

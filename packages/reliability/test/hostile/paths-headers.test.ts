@@ -84,6 +84,10 @@ function build(c: RawCase, defaults: { method: string; target: string; headers: 
 function expectClean(res: RawResponse, statuses: number[]): void {
   expectRefusal(res.status, res.body, statuses);
   expect(res.headers).not.to.have.property("set-cookie");
+  // Every answer carries an id, the HTTP parser's refusals included.
+  expect(res.headers["x-request-id"])
+    .to.be.a("string")
+    .and.match(/^[A-Za-z0-9._:-]{8,128}$/);
 }
 
 describe("hostile: paths and headers", () => {

@@ -58,8 +58,9 @@ function bulkOf(response: unknown, jsonLength: number): { text: string; path: (s
       return;
     }
     if (path.length >= BULK_DEPTH) return;
-    if (Array.isArray(value)) value.forEach((v, i) => visit(v, [...path, i]));
-    else if (isRecord(value)) for (const [k, v] of Object.entries(value)) visit(v, [...path, k]);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) visit(value[i], [...path, i]);
+    } else if (isRecord(value)) for (const [k, v] of Object.entries(value)) visit(v, [...path, k]);
   };
   visit(response, []);
   return best && best.path.length > 0 && best.text.length * 4 >= jsonLength * 3 ? best : undefined;

@@ -70,12 +70,6 @@ export interface UsageReport<R extends UsageRow = UsageDay> {
   money: { currency: string; prices_as_of: string; prices_source: string; estimate: string };
 }
 
-/** GET /v1/auth/me, when the control plane has it: the plan's limits for the 403 message. */
-export interface Me {
-  plan?: string;
-  limits?: { max_active_keys?: number; rate_limit_rpm?: number; monthly_tokens?: number };
-}
-
 export interface LoginAnswer {
   access_token: string;
   token_type: string;
@@ -133,16 +127,6 @@ export class Api {
     const q = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), group_by: groupBy });
     if (keyId) q.set("key_id", keyId);
     return this.call("GET", `/v1/usage?${q}`);
-  }
-
-  /** null when the endpoint does not exist (yet) or says nothing usable. */
-  async me(): Promise<Me | null> {
-    try {
-      return await this.call<Me>("GET", "/v1/auth/me");
-    } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) throw err;
-      return null;
-    }
   }
 
   private async call<T>(method: string, path: string, body?: unknown, authenticated = true): Promise<T> {

@@ -210,14 +210,9 @@ export function keysScreen(api: Api): KeysScreen {
       return `Duplicate name: an active key is already called “${settings.name}”. Choose another name, or revoke that key first.`;
     }
     if (err.code === "key_limit_reached") {
-      const me = await api.me().catch(() => null);
-      const max = me?.limits?.max_active_keys;
+      // The API says no more than that: the active keys listed are the plan's limit.
       const active = keys.filter((k) => k.is_active).length;
-      const plan = me?.plan ? `the ${me.plan} plan` : "your plan";
-      const limit =
-        typeof max === "number"
-          ? `${plan[0]?.toUpperCase()}${plan.slice(1)} allows ${formatInt(max)} active ${max === 1 ? "key" : "keys"}.`
-          : `You have ${formatInt(active)} active ${active === 1 ? "key" : "keys"}, the most ${plan} allows.`;
+      const limit = `You have ${formatInt(active)} active ${active === 1 ? "key" : "keys"}, the most your plan allows.`;
       return `API key limit reached. ${limit} Revoke a key you no longer use to create a new one.`;
     }
     return messageOf(err);
