@@ -36,6 +36,10 @@ interface Upstream {
 async function fakeOpenAi(): Promise<Upstream> {
   const seen: Upstream["seen"] = [];
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === "GET") {
+      res.writeHead(200, { "content-type": "application/json" }).end('{"object":"list","data":[]}');
+      return;
+    }
     let raw = "";
     for await (const chunk of req) raw += chunk;
     const body = JSON.parse(raw) as Record<string, unknown>;
@@ -219,6 +223,34 @@ describe("the whole system, as separate processes", function () {
       await fetch(`${controlPlane}/v1/auth/keys`, { headers: { authorization: `Bearer ${token}` } })
     ).json()) as { id: string; last_used_at: string | null }[];
     expect(keys.find((k) => k.id === keyId)?.last_used_at).to.be.a("string");
+  });
+
+  it("moves last_used_at for a call no usage event records (a model list)", async () => {
+    const created = await fetch(`${controlPlane}/v1/auth/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "lists-models" }),
+    });
+    const key = (await created.json()) as { id: string; raw_key: string };
+    const models = await fetch(`${dataPlane}/v1/models`, {
+      headers: { authorization: `Bearer ${key.raw_key}`, "x-provider-key": PROVIDER_KEY },
+    });
+    expect(models.status).to.equal(200);
+    // The control plane carries the data plane's notes every 10 s.
+    const used = await waitFor(
+      async () => {
+        const keys = (await (
+          await fetch(`${controlPlane}/v1/auth/keys`, { headers: { authorization: `Bearer ${token}` } })
+        ).json()) as { id: string; last_used_at: string | null }[];
+        return keys.find((k) => k.id === key.id)?.last_used_at ?? undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: "last_used_at of a key that only listed models" },
+    );
+    expect(Date.parse(used)).to.be.within(Date.now() - 60_000, Date.now());
+    await fetch(`${controlPlane}/v1/auth/keys/${key.id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+    });
   });
 
   it("refuses a revoked key with 401 from the moment DELETE returns", async () => {

@@ -31,6 +31,16 @@ export const CACHE_REWRITE_KEY = `{${CACHE_GENERATION_KEY}}:rewrite`;
 export const recallKeyFor = (accountId: string, handle: string) => `svc:recall:${accountId}:${handle}`;
 export const recallPatternOf = (accountId: string) => `svc:recall:${accountId}:*`;
 
+/**
+ * When each key last passed authentication, as the data plane saw it: key id -> epoch ms.
+ * Each proxy process writes a key at most every KEY_USE_NOTE_MS; the control plane takes
+ * the hash (read and emptied at once) and moves `service_keys.last_used_at` forward, so
+ * requests no usage event records (model lists, token counts, refusals after the key
+ * was known) count as use too.
+ */
+export const KEY_LAST_USED_KEY = "svc:keys:last-used";
+export const KEY_USE_NOTE_MS = 10_000;
+
 /** Accounts over their monthly token limit, one set per calendar month (UTC). */
 export const quotaExceededKeyFor = (yyyymm: string) => `svc:quota:exceeded:${yyyymm}`;
 

@@ -3,11 +3,13 @@
 // @terse/control-plane start`, or `tsx services/control-plane/src/main.ts`.
 import { boundHostPort, controlPlaneEnv, loadConfigOrExit } from "@terse/config";
 import { createDb, type Db, migrate } from "@terse/db";
+import { KEY_USE_NOTE_MS } from "@terse/keys";
 import { createLogger, type Logger } from "@terse/logger";
 import type { Redis } from "ioredis";
 import { createApp, createHttpServer } from "./app.ts";
 import type { Lifecycle } from "./context.ts";
 import { resyncKeyCache } from "./domain/cache-resync.ts";
+import { recordKeyUse } from "./domain/key-use.ts";
 import { warmUpPasswords } from "./domain/passwords.ts";
 import { startGrpcServer } from "./grpc/server.ts";
 import { KeyCache } from "./infra/key-cache.ts";
@@ -17,26 +19,42 @@ import { createRedis } from "./infra/redis.ts";
 /** How often the generation stamp is checked; a missing stamp (Redis flushed or replaced) triggers a resync. */
 const CACHE_WATCH_INTERVAL_MS = 5_000;
 
-/** Watches the generation stamp and rebuilds the cache when Redis lost it. */
-function watchKeyCache(deps: { db: Db; redis: Redis; logger: Logger; leaseTtlMs: number }): NodeJS.Timeout {
-  const cache = new KeyCache(deps.redis, { leaseTtlMs: deps.leaseTtlMs });
-  const store = new KeyStore(deps.db);
+/**
+ * Runs `task` every `ms`, never two at once (a slow run skips the next turn); a failure
+ * is logged and the next turn tries again.
+ */
+function repeat(ms: number, task: () => Promise<unknown>, onFailure: (err: unknown) => void): NodeJS.Timeout {
   let running = false;
   const timer = setInterval(async () => {
     if (running) return;
     running = true;
     try {
-      if (!(await cache.hasGeneration())) {
-        deps.logger.warn("key cache generation stamp missing; resyncing");
-        await resyncKeyCache({ db: deps.db, store, cache, logger: deps.logger });
-      }
+      await task();
     } catch (err) {
-      deps.logger.warn({ err }, "key cache check failed; retrying");
+      onFailure(err);
     } finally {
       running = false;
     }
-  }, CACHE_WATCH_INTERVAL_MS);
+  }, ms);
   return timer.unref();
+}
+
+/** Watches the generation stamp and rebuilds the cache when Redis lost it. */
+function watchKeyCache(deps: { db: Db; redis: Redis; logger: Logger; leaseTtlMs: number }): NodeJS.Timeout {
+  const cache = new KeyCache(deps.redis, { leaseTtlMs: deps.leaseTtlMs });
+  const store = new KeyStore(deps.db);
+  const check = async () => {
+    if (await cache.hasGeneration()) return;
+    deps.logger.warn("key cache generation stamp missing; resyncing");
+    await resyncKeyCache({ db: deps.db, store, cache, logger: deps.logger });
+  };
+  return repeat(CACHE_WATCH_INTERVAL_MS, check, (err) => deps.logger.warn({ err }, "key cache check failed; retrying"));
+}
+
+/** Carries the data plane's notes of keys used into `last_used_at`, every few seconds. */
+function watchKeyUse(deps: { db: Db; redis: Redis; logger: Logger }): NodeJS.Timeout {
+  const fail = (err: unknown) => deps.logger.warn({ err }, "recording keys' last use failed; retrying");
+  return repeat(KEY_USE_NOTE_MS, () => recordKeyUse(deps), fail);
 }
 
 async function main(): Promise<void> {
@@ -55,6 +73,7 @@ async function main(): Promise<void> {
   await resyncKeyCache({ db, store: new KeyStore(db), cache: new KeyCache(redis, { leaseTtlMs }), logger });
   await warmUpPasswords();
   const watcher = watchKeyCache({ db, redis, logger, leaseTtlMs });
+  const keyUse = watchKeyUse({ db, redis, logger });
 
   const lifecycle: Lifecycle = { shuttingDown: false };
   const server = createHttpServer(createApp({ config, db, redis, logger, lifecycle }), config);
@@ -65,6 +84,7 @@ async function main(): Promise<void> {
     lifecycle.shuttingDown = true; // /readyz answers 503 from now on
     logger.info({ signal }, "shutting down");
     clearInterval(watcher);
+    clearInterval(keyUse);
     // Load balancers see the 503 and stop routing here while we still serve.
     await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));

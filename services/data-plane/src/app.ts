@@ -13,6 +13,7 @@ import { createProxyMetrics, type ProxyMetrics } from "./http/metrics.ts";
 import { createProxyHandler, pathOf } from "./http/proxy.ts";
 import { newRequestId, sendError } from "./http/respond.ts";
 import { AuthScript } from "./infra/auth-script.ts";
+import { KeyUseNotes } from "./infra/key-use.ts";
 import { RecallStore } from "./infra/recall-store.ts";
 import { UsagePublisher } from "./infra/usage-publisher.ts";
 
@@ -54,7 +55,10 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
   });
   const script = new AuthScript(redis, config.RATE_CREDIT_SECONDS);
   const local = await startLocalAuth(config, redis, subscriber, script, logger, metrics);
-  const authenticator = new Authenticator(redis, script, quota, local?.auth);
+  const keyUse = new KeyUseNotes(redis);
+  const authenticator = new Authenticator(redis, script, quota, local?.auth, (keyId, nowMs) =>
+    keyUse.note(keyId, nowMs),
+  );
   const recallStore = new RecallStore(redis, config.RECALL_TTL_SECONDS, logger);
   const proxy = createProxyHandler({ config, authenticator, publisher, logger, metrics, recallStore });
   const lifecycle = { shuttingDown: false };

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { CACHE_GENERATION_KEY } from "@terse/keys";
+import { CACHE_GENERATION_KEY, KEY_LAST_USED_KEY } from "@terse/keys";
+import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
 
@@ -255,36 +256,28 @@ describe("data plane: checks before the upstream", () => {
       expect(h.fake.received).to.have.length(0);
     });
 
-    for (const type of [
-      "text/plain",
-      "application/json-seq",
-      "application/jsonx",
-      "application/json; charset=utf-16",
-    ]) {
+    const sendAs = (type: string) =>
+      fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, "content-type": type },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
+      });
+    const refused = ["text/plain", "application/json-seq", "application/jsonx", "application/json; charset=utf-16"];
+    for (const type of refused) {
       it(`415 for the content type ${type}, nothing forwarded`, async () => {
-        const res = await fetch(`${h.url}/v1/chat/completions`, {
-          method: "POST",
-          headers: { ...auth, "content-type": type },
-          body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
-        });
-        expect(res.status).to.equal(415);
+        expect((await sendAs(type)).status).to.equal(415);
         expect(h.fake.received).to.have.length(0);
       });
     }
-
-    for (const type of [
+    const taken = [
       "application/json",
       "Application/JSON",
       "application/json; charset=UTF-8",
       'application/json;charset="utf-8"',
-    ]) {
+    ];
+    for (const type of taken) {
       it(`takes the content type ${type}`, async () => {
-        const res = await fetch(`${h.url}/v1/chat/completions`, {
-          method: "POST",
-          headers: { ...auth, "content-type": type },
-          body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
-        });
-        expect(res.status).to.equal(200);
+        expect((await sendAs(type)).status).to.equal(200);
       });
     }
 
@@ -353,5 +346,31 @@ describe("data plane: checks before the upstream", () => {
     expect(got?.headers.authorization).to.equal(`Bearer ${PROVIDER_KEY}`);
     expect(got?.headers).not.to.have.property("x-provider-key");
     expect(got?.headers).not.to.have.property("expect");
+  });
+
+  it("notes every key that passed authentication for its last_used_at, metered or not, and no other", async () => {
+    const listed = await h.addKey();
+    const noProviderKey = await h.addKey();
+    const revoked = await h.addKey();
+    await h.revoke(revoked.rawKey);
+    const before = Date.now();
+    const models = await fetch(`${h.url}/v1/models`, {
+      headers: { authorization: `Bearer ${listed.rawKey}`, "x-provider-key": PROVIDER_KEY },
+    });
+    expect(models.status).to.equal(200);
+    const refused = await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${noProviderKey.rawKey}` } });
+    expect(refused.status).to.equal(400);
+    const gone = await fetch(`${h.url}/v1/models`, {
+      headers: { authorization: `Bearer ${revoked.rawKey}`, "x-provider-key": PROVIDER_KEY },
+    });
+    expect(gone.status).to.equal(401);
+    const notes = await waitFor(async () => {
+      const all = await h.redis.hgetall(KEY_LAST_USED_KEY);
+      return all[listed.record.key_id] && all[noProviderKey.record.key_id] ? all : undefined;
+    });
+    for (const key of [listed, noProviderKey]) {
+      expect(Number(notes[key.record.key_id])).to.be.within(before, Date.now());
+    }
+    expect(notes).not.to.have.property(revoked.record.key_id);
   });
 });

@@ -60,6 +60,8 @@ export class Authenticator {
     private readonly script: AuthScript,
     private readonly quota: QuotaView,
     private readonly local?: LocalAuth,
+    /** Told of every key that passed authentication (its last_used_at), refused later or not. */
+    private readonly keyUsed?: (keyId: string, nowMs: number) => void,
   ) {}
 
   /**
@@ -82,6 +84,7 @@ export class Authenticator {
     const local = this.local;
     const copy = local?.copies.get(keyHash);
     if (local && copy) {
+      this.keyUsed?.(copy.key_id, nowMs);
       if (providerKeyRefusal) return { ok: false, code: providerKeyRefusal, lookup: "local" };
       const credit = local.credits.take(keyHash, nowSeconds);
       if (credit) return this.withinQuota({ key: copy, keyHash, rateLimit: credit.rateLimit, credit }, nowMs, "local");
@@ -98,6 +101,7 @@ export class Authenticator {
       local.copies.keep(keyHash, lookup.key, epoch);
       local.credits.note(keyHash, lookup);
     }
+    if (!copy) this.keyUsed?.(lookup.key.key_id, nowMs);
     if (providerKeyRefusal) return { ok: false, code: providerKeyRefusal, lookup: "hit" };
     const rateLimit = { limit: lookup.limit, remaining: lookup.remaining, resetSeconds: lookup.resetSeconds };
     if (lookup.kind === "limited") {
