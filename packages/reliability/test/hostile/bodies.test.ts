@@ -14,7 +14,7 @@ import {
   PROVIDER_KEY,
   startHarness as startDataPlane,
 } from "../../../../services/data-plane/test/harness.ts";
-import { expectRefusal, heapUsed, MB, prototypeAdditions } from "./helpers.ts";
+import { expectRefusal, heapUsed, MB, prototypeAdditions, refusalState } from "./helpers.ts";
 
 // Hostile bodies at the key endpoints and the proxy, beyond the bad-input matrices of
 // services/control-plane/test/bad-input.ts (not JSON, truncated, arrays, wrong types,
@@ -214,12 +214,7 @@ describe("hostile: request bodies", () => {
       })),
     ];
 
-    /** The key cache and the quota state: what a refused call must leave alone. */
-    const state = async () => {
-      const keys = (await h.redis.keys("svc:*")).filter((k) => !k.startsWith("svc:rl:")).sort();
-      const values = await Promise.all(keys.map((k) => h.redis.dumpBuffer(k)));
-      return JSON.stringify({ keys, values: values.map((v) => v?.toString("base64")) });
-    };
+    const state = () => refusalState(h.redis);
 
     for (const path of endpoints) {
       for (const c of cases) {

@@ -1,7 +1,9 @@
 import { connect } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { KEY_LAST_USED_KEY } from "@terse/keys";
 import { expect } from "chai";
+import type { Redis } from "ioredis";
 
 // Shared by the hostile-input suites: raw HTTP for what fetch refuses to send, and the
 // checks every refusal must pass (the envelope, no internals).
@@ -97,3 +99,14 @@ export function heapUsed(): number {
 }
 
 export const MB = 1024 * 1024;
+
+/**
+ * The data plane's key cache and quota state, what a refused call must leave alone: not
+ * the rate-limit windows (credits move them) nor the keys' last-use notes (a call refused
+ * for its body still used its key: DESIGN.md section 7's last_used_at).
+ */
+export async function refusalState(redis: Redis): Promise<string> {
+  const keys = (await redis.keys("svc:*")).filter((k) => !k.startsWith("svc:rl:") && k !== KEY_LAST_USED_KEY).sort();
+  const values = await Promise.all(keys.map((k) => redis.dumpBuffer(k)));
+  return JSON.stringify({ keys, values: values.map((v) => v?.toString("base64")) });
+}

@@ -119,7 +119,8 @@ describe("hostile: paths and headers", () => {
             h.url,
             build({ ...c, target, method }, { method, target, headers: auth(), body }),
           );
-          expectClean(res, c.statuses);
+          // No GET of one key: 405 where the path is a key's (its PATCH and DELETE), 404 elsewhere.
+          expectClean(res, method === "GET" ? [...c.statuses, 405] : c.statuses);
           expect(await snapshot(h)).to.equal(before);
         });
       }

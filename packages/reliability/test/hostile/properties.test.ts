@@ -13,7 +13,7 @@ import {
   PROVIDER_KEY,
   startHarness as startDataPlane,
 } from "../../../../services/data-plane/test/harness.ts";
-import { expectNoInternals, prototypeAdditions } from "./helpers.ts";
+import { expectNoInternals, prototypeAdditions, refusalState } from "./helpers.ts";
 
 // Generated bodies at the key endpoints and the proxy: never a 5xx of our own, never a
 // stack trace, and a 4xx changes nothing (rows, key cache, upstream).
@@ -138,10 +138,7 @@ describe("hostile: generated bodies (fast-check)", () => {
     });
     after(() => h.close());
 
-    const cacheState = async () => {
-      const keys = (await h.redis.keys("svc:*")).filter((k) => !k.startsWith("svc:rl:")).sort();
-      return JSON.stringify(await Promise.all(keys.map(async (k) => [k, await h.redis.dumpBuffer(k)])));
-    };
+    const cacheState = () => refusalState(h.redis);
 
     for (const path of ["/v1/chat/completions", "/v1/messages", "/v1/generateContent"]) {
       it(`${path}: no 5xx of its own, and its own 4xx reach nothing upstream`, async function () {
