@@ -232,7 +232,8 @@ describe("metering worker", function () {
     expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
   });
 
-  it("records jobs whose workers died holding them three times while the control plane hung, failing none", async () => {
+  it("records jobs whose workers died holding them three times while the control plane hung, failing none", async function () {
+    this.timeout(180_000); // four worker starts, each a process
     // A control plane that takes the connection and never answers: each call hangs to its
     // deadline, and the jobs stay in work while their worker dies (crash-looping, OOM).
     const held = new Set<Socket>();
@@ -251,13 +252,18 @@ describe("metering worker", function () {
       for (let kill = 1; kill <= 3; kill++) {
         await startWorker();
         // Taken by this worker: BullMQ's default failed a job the second time it stalled.
+        // A dead worker's jobs come back once their lock lapses and the next check runs (1 s each here).
         await waitFor(() => taken.size === 2 && [...taken.values()].every((n) => n >= kill), {
+          timeoutMs: 30_000,
           what: `both jobs in work, time ${kill}`,
         });
         await worker?.stop("SIGKILL");
       }
       await startWorker();
-      await waitFor(() => [...taken.values()].every((n) => n >= 4), { what: "both jobs taken a fourth time" });
+      await waitFor(() => [...taken.values()].every((n) => n >= 4), {
+        timeoutMs: 30_000,
+        what: "both jobs taken a fourth time",
+      });
       expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
     } finally {
       await events.close();
