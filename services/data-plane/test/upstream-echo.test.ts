@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
@@ -99,6 +100,27 @@ describe("data plane: what a misbehaving upstream echoes", () => {
     expect(headers.get("location")).to.match(/key=\[REDACTED\]/);
     expect(all).not.to.include(PROVIDER_KEY);
     expect(all).not.to.include(encodeURIComponent(PROVIDER_KEY));
+  });
+
+  it("reads the usage of a JSON answer a gateway compressed anyway, and relays it compressed as it came", async () => {
+    const answer = {
+      id: "c2",
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content: "Hi" }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+    };
+    reply = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync(JSON.stringify(answer)));
+    };
+    const res = await fetch(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth, body: chat() });
+    expect(res.headers.get("content-encoding")).to.equal("gzip");
+    expect(await res.json()).to.deep.equal(answer);
+    const id = res.headers.get("x-terse-request-id");
+    const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === id), {
+      what: "the answer's usage event",
+    });
+    expect(event).to.include({ input_tokens: 5, output_tokens: 3, estimated: false });
   });
 
   it("relays a stream's bytes as the upstream sent them, bytes that are no UTF-8 included", async () => {

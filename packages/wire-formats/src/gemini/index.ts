@@ -16,6 +16,15 @@ const NATIVE_MODELS = /^\/(v1beta|v1alpha|v1)\/models(?:\/([^/:]+))?$/;
 
 const OWN_GENERATE: Operation = { kind: "generate", method: "POST", path: "/v1/generateContent" };
 
+/**
+ * A model named in a body as Gemini names its resources (`models/gemini-2.5-flash`, as
+ * the SDKs accept it) is the model `gemini-2.5-flash`: the path says `models/` already,
+ * and the price table and usage records know it by its id.
+ */
+function modelIdOf(model: string | undefined): string | undefined {
+  return model?.startsWith("models/") ? model.slice("models/".length) : model;
+}
+
 /** The decoded segment, or undefined for a malformed escape (`%zz`, bytes that are not UTF-8): no route of ours. */
 function decodeSegment(segment: string): string | undefined {
   try {
@@ -55,7 +64,7 @@ export const gemini: WireFormatAdapter = {
     return { kind: "list_models", method: "GET", path: `/${models[1]}/models/${encodeURIComponent(name)}` };
   },
 
-  model: (body, op) => op.pathModel ?? stringOf(body.model),
+  model: (body, op) => op.pathModel ?? modelIdOf(stringOf(body.model)),
 
   compressible(body, op) {
     if (op.kind === "generate") return { body, put: (c) => c };
