@@ -60,6 +60,33 @@ describe("recall store", () => {
   });
 });
 
+describe("recall store, an original Redis lost", () => {
+  let redis: Redis;
+  const account = `acct-${randomUUID()}`;
+
+  before(() => {
+    redis = new Redis(testRedisUrl("dataPlane"), { maxRetriesPerRequest: 1 });
+  });
+  after(async () => {
+    await redis.unlink(recallKeyFor(account, "cccccccccccc"));
+    await redis.quit();
+  });
+
+  it("is written again by the next request that resends it once a recall found it gone", async () => {
+    const store = new RecallStore(redis, 60, createLogger({ service: "test", level: "silent" }));
+    const cuts = new Map([["cccccccccccc", "the original"]]);
+    store.keep(account, cuts, 1_000_000);
+    await waitFor(() => redis.exists(recallKeyFor(account, "cccccccccccc")).then((n) => n === 1 || undefined));
+    await redis.unlink(recallKeyFor(account, "cccccccccccc")); // evicted, or a failover lost it
+    expect(await store.fetch(account, "cccccccccccc")).to.equal(null);
+    store.keep(account, cuts, 1_001_000); // the next turn, well within half the lifetime
+    await waitFor(() => redis.exists(recallKeyFor(account, "cccccccccccc")).then((n) => n === 1 || undefined), {
+      what: "the original written again",
+    });
+    expect(await store.fetch(account, "cccccccccccc")).to.equal("the original");
+  });
+});
+
 describe("recall answers", () => {
   const original = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join("\n");
   const call = (args: Record<string, unknown>) => ({ id: "c1", args });

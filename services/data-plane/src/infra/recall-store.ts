@@ -48,7 +48,11 @@ export class RecallStore {
    * or expired. The account scopes the key (@terse/keys): another account's handle finds nothing.
    */
   async fetch(accountId: string, handle: string): Promise<string | null> {
-    return this.redis.getex(recallKeyFor(accountId, handle), "EX", this.ttlSeconds);
+    const original = await this.redis.getex(recallKeyFor(accountId, handle), "EX", this.ttlSeconds);
+    // Gone though this process wrote it lately (Redis evicted or lost it): the next
+    // request that resends the output writes it again, instead of half a lifetime later.
+    if (original === null) this.written.delete(`${accountId}:${handle}`);
+    return original;
   }
 
   private remember(id: string, now: number): void {
