@@ -1,8 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
-import { promisify } from "node:util";
-import { brotliDecompress, gunzip, inflate, type ZlibOptions } from "node:zlib";
 import { ApiError } from "@terse/errors";
+import { UnknownCoding, undoCodings } from "./content-coding.ts";
 
 /**
  * Real payloads nest a few levels (tool schemas a few dozen). JSON.parse takes any depth,
@@ -53,16 +52,6 @@ export async function readJsonObject(
   return { body: parsed as Record<string, unknown>, bytes: size };
 }
 
-type Decoder = (buf: Buffer, options: ZlibOptions) => Promise<Buffer>;
-
-/** The content codings a client may send (RFC 9110 8.4.1), decoded off the event loop's thread. */
-const DECODERS: Record<string, Decoder> = {
-  gzip: promisify(gunzip) as Decoder,
-  "x-gzip": promisify(gunzip) as Decoder,
-  deflate: promisify(inflate) as Decoder,
-  br: promisify(brotliDecompress) as Decoder,
-};
-
 /**
  * The body as the client meant it: codings undone in the reverse of the order listed.
  * The body forwarded is a new, plain one (its Content-Encoding is never passed on), so
@@ -70,23 +59,15 @@ const DECODERS: Record<string, Decoder> = {
  * decoded size is bounded too: a small gzip can inflate to gigabytes.
  */
 async function decodeContent(bytes: Buffer, header: string | undefined, maxBytes: number): Promise<Buffer> {
-  if (header === undefined) return bytes;
-  const codings = header
-    .split(",")
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== "" && c !== "identity");
-  let out = bytes;
-  for (const coding of codings.reverse()) {
-    const decode = DECODERS[coding];
-    if (!decode) throw new ApiError("unsupported_media_type", { message: "Unsupported content encoding" });
-    try {
-      out = await decode(out, { maxOutputLength: maxBytes });
-    } catch (err) {
-      if (err instanceof RangeError) throw new ApiError("payload_too_large");
-      throw new ApiError("invalid_request", { message: `Request body is not valid ${coding} data` });
-    }
+  try {
+    return await undoCodings(bytes, header, maxBytes);
+  } catch (err) {
+    if (err instanceof UnknownCoding)
+      throw new ApiError("unsupported_media_type", { message: "Unsupported content encoding" });
+    if (err instanceof RangeError) throw new ApiError("payload_too_large");
+    const coding = (err as { coding?: string }).coding;
+    throw new ApiError("invalid_request", { message: `Request body is not valid ${coding} data` });
   }
-  return out;
 }
 
 /**

@@ -11,7 +11,6 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { parse as parseUrl, type UrlWithStringQuery } from "node:url";
-import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { type CompressionResult, compressionSettings, compressRequest, unchangedCounts } from "@terse/compression";
 import type { DataPlaneConfig } from "@terse/config";
 import { ApiError } from "@terse/errors";
@@ -39,6 +38,7 @@ import { newestTurnTokens, withoutTerse } from "../domain/without-terse.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { CallerGone, readJsonObject } from "./body.ts";
+import { undoCodings } from "./content-coding.ts";
 import { isUpstreamRefusal, responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { type RecallHost, relayJsonWithRecall, relaySseWithRecall } from "./recall-relay.ts";
@@ -361,10 +361,19 @@ export function createProxyHandler(deps: ProxyDeps) {
     });
     proxyRes.on("end", () => {
       res.end();
-      if (size <= MAX_TAPPED_BODY) {
-        ex.tap.observe(safeParse(decodedText(Buffer.concat(chunks), proxyRes.headers["content-encoding"])));
+      const status = proxyRes.statusCode ?? 200;
+      const coding = proxyRes.headers["content-encoding"];
+      if (size <= MAX_TAPPED_BODY && coding !== undefined) {
+        // terse asks for it uncoded; a gateway in front of the provider may compress it all
+        // the same, and its usage is still the provider's count. Unreadable: estimated.
+        void undoCodings(Buffer.concat(chunks), coding, MAX_TAPPED_BODY)
+          .then((plain) => ex.tap.observe(safeParse(plain.toString("utf8"))))
+          .catch(() => undefined)
+          .finally(() => finish(ex, status));
+        return;
       }
-      finish(ex, proxyRes.statusCode ?? 200);
+      if (size <= MAX_TAPPED_BODY) ex.tap.observe(safeParse(Buffer.concat(chunks).toString("utf8")));
+      finish(ex, status);
     });
   }
 
@@ -662,23 +671,6 @@ function cutShort(res: ServerResponse): void {
   const socket = res.socket;
   if (socket && !socket.destroyed) socket.destroySoon();
   else res.destroy();
-}
-
-/**
- * A body's text for the usage tap. terse asks for it uncoded (`accept-encoding: identity`);
- * a gateway in front of the provider may compress it all the same, and its usage is still
- * the provider's count. The caller gets the bytes as they came either way.
- */
-function decodedText(body: Buffer, coding: string | undefined): string {
-  const limit = { maxOutputLength: MAX_TAPPED_BODY };
-  try {
-    if (coding === "gzip" || coding === "x-gzip") return gunzipSync(body, limit).toString("utf8");
-    if (coding === "deflate") return inflateSync(body, limit).toString("utf8");
-    if (coding === "br") return brotliDecompressSync(body, limit).toString("utf8");
-  } catch {
-    return "";
-  }
-  return body.toString("utf8");
 }
 
 function safeParse(text: string): unknown {
