@@ -1,7 +1,8 @@
 import { KEY_LAST_USED_KEY, KEY_USE_NOTE_MS } from "@terse/keys";
 import type { Redis } from "ioredis";
+import { RecentWrites } from "./recent-writes.ts";
 
-/** Keys remembered at most; past it the memory starts over (a key is then written once more). */
+/** Keys remembered at most. */
 const MAX_REMEMBERED = 100_000;
 
 /**
@@ -11,16 +12,12 @@ const MAX_REMEMBERED = 100_000;
  * carries the notes to Postgres. A lost write costs a timestamp a few seconds old.
  */
 export class KeyUseNotes {
-  /** When this process last wrote each key's note, ms. */
-  private readonly written = new Map<string, number>();
+  private readonly written = new RecentWrites(KEY_USE_NOTE_MS, MAX_REMEMBERED);
 
   constructor(private readonly redis: Redis) {}
 
   note(keyId: string, nowMs: number): void {
-    const last = this.written.get(keyId);
-    if (last !== undefined && nowMs - last < KEY_USE_NOTE_MS) return;
-    if (this.written.size >= MAX_REMEMBERED) this.written.clear();
-    this.written.set(keyId, nowMs);
+    if (!this.written.due(keyId, nowMs)) return;
     this.redis.hset(KEY_LAST_USED_KEY, keyId, String(nowMs)).catch(() => undefined);
   }
 }

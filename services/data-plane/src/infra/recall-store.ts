@@ -1,6 +1,7 @@
 import { recallKeyFor } from "@terse/keys";
 import type { Logger } from "@terse/logger";
 import type { Redis } from "ioredis";
+import { RecentWrites } from "./recent-writes.ts";
 
 // The originals context compression cut, kept where the model can fetch them back
 // (recall, docs/compression.md). They are the caller's content, treated like the provider
@@ -12,14 +13,16 @@ import type { Redis } from "ioredis";
 const REMEMBERED_WRITES = 10_000;
 
 export class RecallStore {
-  /** When this process last wrote each original (account:handle), in ms: an agent resends its history every turn. */
-  private readonly written = new Map<string, number>();
+  /** The originals (account:handle) this process wrote within half their lifetime: an agent resends its history every turn. */
+  private readonly written: RecentWrites;
 
   constructor(
     private readonly redis: Redis,
     private readonly ttlSeconds: number,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.written = new RecentWrites((ttlSeconds * 1000) / 2, REMEMBERED_WRITES);
+  }
 
   /**
    * Keeps the originals of a request's cuts. Each is written at most once per half
@@ -30,10 +33,7 @@ export class RecallStore {
   keep(accountId: string, cuts: ReadonlyMap<string, string>, now = Date.now()): void {
     let pipeline: ReturnType<Redis["pipeline"]> | undefined;
     for (const [handle, text] of cuts) {
-      const id = `${accountId}:${handle}`;
-      const at = this.written.get(id);
-      if (at !== undefined && now - at < (this.ttlSeconds * 1000) / 2) continue;
-      this.remember(id, now);
+      if (!this.written.due(`${accountId}:${handle}`, now)) continue;
       pipeline ??= this.redis.pipeline();
       pipeline.set(recallKeyFor(accountId, handle), text, "EX", this.ttlSeconds);
     }
@@ -51,17 +51,8 @@ export class RecallStore {
     const original = await this.redis.getex(recallKeyFor(accountId, handle), "EX", this.ttlSeconds);
     // Gone though this process wrote it lately (Redis evicted or lost it): the next
     // request that resends the output writes it again, instead of half a lifetime later.
-    if (original === null) this.written.delete(`${accountId}:${handle}`);
+    if (original === null) this.written.forget(`${accountId}:${handle}`);
     return original;
-  }
-
-  private remember(id: string, now: number): void {
-    this.written.delete(id);
-    this.written.set(id, now);
-    if (this.written.size > REMEMBERED_WRITES) {
-      const oldest = this.written.keys().next().value;
-      if (oldest !== undefined) this.written.delete(oldest);
-    }
   }
 }
 
