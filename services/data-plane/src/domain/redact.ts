@@ -5,7 +5,7 @@
  */
 export function redactProviderKey(text: string, providerKey: string): string {
   if (!providerKey) return text;
-  let out = text.split(providerKey).join("[REDACTED]");
+  let out = withoutKeyForms(text, [providerKey]);
   const head = providerKey.slice(0, 6);
   const tail = providerKey.slice(-4);
   out = out.replace(/[^\s"'<>,;()[\]{}]+/g, (token) => {
@@ -22,4 +22,18 @@ export function redactProviderKey(text: string, providerKey: string): string {
 /** For log lines: a URL with its `key` query parameter removed (the Gemini key travels there). */
 export function redactUrl(url: string): string {
   return url.replace(/([?&]key=)[^&#]*/gi, "$1[REDACTED]");
+}
+
+/** The key as sent and, where it differs, percent-encoded (as a URL carries it: Gemini's `key`). */
+export function providerKeyForms(providerKey: string): string[] {
+  if (providerKey.length === 0) return [];
+  const encoded = encodeURIComponent(providerKey);
+  return encoded === providerKey ? [providerKey] : [providerKey, encoded];
+}
+
+/** `text` with every copy of each form of the key replaced: the cheap pass, for every header relayed. */
+export function withoutKeyForms(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join("[REDACTED]");
+  return out;
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+import { providerKeyForms, withoutKeyForms } from "../domain/redact.ts";
 
 /** RFC 9110 hop-by-hop headers: meaningful for one connection only, never forwarded. */
 const HOP_BY_HOP = new Set([
@@ -77,26 +78,13 @@ export function responseHeaders(
   bodyRewritten: boolean,
   providerKey: string,
 ): OutgoingHttpHeaders {
-  const forms = keyForms(providerKey);
+  const forms = providerKeyForms(providerKey);
   const out: OutgoingHttpHeaders = {};
   for (const name in headers) {
     const value = headers[name];
     if (HOP_BY_HOP.has(name) || value === undefined) continue;
     if (bodyRewritten && name === "content-length") continue;
-    out[name] = typeof value === "string" ? withoutKey(value, forms) : value.map((v) => withoutKey(v, forms));
+    out[name] = typeof value === "string" ? withoutKeyForms(value, forms) : value.map((v) => withoutKeyForms(v, forms));
   }
-  return out;
-}
-
-/** The key as sent and, where it differs, percent-encoded (as a URL carries it). */
-function keyForms(providerKey: string): string[] {
-  if (providerKey.length === 0) return [];
-  const encoded = encodeURIComponent(providerKey);
-  return encoded === providerKey ? [providerKey] : [providerKey, encoded];
-}
-
-function withoutKey(value: string, forms: readonly string[]): string {
-  let out = value;
-  for (const form of forms) if (out.includes(form)) out = out.split(form).join("[REDACTED]");
   return out;
 }
