@@ -92,7 +92,7 @@ export function createHttpServer(app: Express, limits: HttpReceiveLimits): Serve
 }
 
 /** Query parameters whose values the API defines and a log may show (GET /v1/usage's). */
-const LOGGED_PARAMETERS = new Set(["from", "to", "group_by", "key_id"]);
+const LOGGED_PARAMETERS = new Set(usage.USAGE_PARAMETERS);
 
 /** The URL with every query value the API does not define replaced. */
 export function loggableUrl(url: string): string {

@@ -33,6 +33,9 @@ const usageQuery = z
   })
   .strict();
 
+/** The query parameters the endpoint defines (a request log may show their values). */
+export const USAGE_PARAMETERS: readonly string[] = Object.keys(usageQuery.shape);
+
 function parseQuery(query: unknown) {
   const result = usageQuery.safeParse(query);
   if (!result.success) {
