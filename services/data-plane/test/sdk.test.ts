@@ -147,21 +147,34 @@ describe("data plane through the official SDKs", () => {
       expect(event).to.include({ input_tokens: 30, output_tokens: 9 });
     });
 
-    it("serves the spec's /v1/generateContent with model and stream in the body, removed upstream", async () => {
-      const res = await fetch(`${h.url}/v1/generateContent`, {
+    /** terse's own Gemini endpoint, the model in the body. */
+    const ownGenerate = (model: string) =>
+      fetch(`${h.url}/v1/generateContent`, {
         method: "POST",
         headers: {
           authorization: `Bearer ${rawKey}`,
           "x-provider-key": PROVIDER_KEY,
           "content-type": "application/json",
         },
-        body: JSON.stringify({ model: "gemini-2.5-pro", contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+        body: JSON.stringify({ model, contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
       });
+
+    it("serves the spec's /v1/generateContent with model and stream in the body, removed upstream", async () => {
+      const res = await ownGenerate("gemini-2.5-pro");
       expect(res.status).to.equal(200);
       const got = h.fake.received[0];
       expect(got?.url).to.match(/^\/v1beta\/models\/gemini-2\.5-pro:generateContent\?key=/);
       expect(got?.body).not.to.have.property("model");
       expect(got?.body).not.to.have.property("stream");
+    });
+
+    it("takes a model named as a resource (models/...) by its id: sent, metered and priced so", async () => {
+      const res = await ownGenerate("models/gemini-2.5-flash");
+      expect(res.status).to.equal(200);
+      expect(h.fake.received[0]?.path).to.equal("/v1beta/models/gemini-2.5-flash:generateContent");
+      const id = res.headers.get("x-terse-request-id");
+      const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === id));
+      expect(event.model).to.equal("gemini-2.5-flash");
     });
   });
 });
