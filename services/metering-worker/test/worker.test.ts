@@ -141,6 +141,20 @@ describe("metering worker", function () {
       })),
     );
 
+  /** How often each job of the usage queue has had `event` (BullMQ's QueueEvents), as it happens. */
+  async function countJobEvents(event: "active" | "delayed") {
+    const connection = new Redis(testRedisUrl("metering"), { maxRetriesPerRequest: null });
+    const events = new QueueEvents(USAGE_QUEUE, { connection });
+    await events.waitUntilReady();
+    const counts = new Map<string, number>();
+    events.on(event, ({ jobId }: { jobId: string }) => counts.set(jobId, (counts.get(jobId) ?? 0) + 1));
+    const close = async () => {
+      await events.close();
+      connection.disconnect();
+    };
+    return { counts, close };
+  }
+
   async function totals() {
     const r = await db.accountMonthlyUsage.findFirst({ where: { accountId } });
     const n = await db.usageEvent.count();
@@ -194,11 +208,7 @@ describe("metering worker", function () {
     await startWorker();
     // One attempt each: a try that finds the control plane away must not spend it (with
     // the data plane's 10 attempts, an outage of ten minutes failed every batch of it).
-    const listening = new Redis(testRedisUrl("metering"), { maxRetriesPerRequest: null });
-    const events = new QueueEvents(USAGE_QUEUE, { connection: listening });
-    await events.waitUntilReady();
-    const waits = new Map<string, number>();
-    events.on("delayed", ({ jobId }) => waits.set(jobId, (waits.get(jobId) ?? 0) + 1));
+    const { counts: waits, close } = await countJobEvents("delayed");
     await enqueue([[event(3), event(4)], [event(5)]], "columns", { attempts: 1 });
     // Nothing listens on the gRPC port: a call is refused (five times: the client's own
     // retries), its jobs wait, are tried again, refused again and wait again.
@@ -206,8 +216,7 @@ describe("metering worker", function () {
       timeoutMs: 45_000,
       what: "both jobs refused and waiting twice",
     });
-    await events.close();
-    listening.disconnect();
+    await close();
     const probe = (path: string) => fetch(`http://127.0.0.1:${metricsPort}${path}`);
     const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)`, "m").exec(text)?.[1]);
     const metrics = await (await probe("/metrics")).text();
@@ -242,11 +251,7 @@ describe("metering worker", function () {
       socket.on("error", () => undefined);
     });
     await new Promise<void>((r) => hung.listen(grpcPort, "127.0.0.1", () => r()));
-    const listening = new Redis(testRedisUrl("metering"), { maxRetriesPerRequest: null });
-    const events = new QueueEvents(USAGE_QUEUE, { connection: listening });
-    await events.waitUntilReady();
-    const taken = new Map<string, number>();
-    events.on("active", ({ jobId }) => taken.set(jobId, (taken.get(jobId) ?? 0) + 1));
+    const { counts: taken, close } = await countJobEvents("active");
     try {
       await enqueue([[event(3), event(4)], [event(5)]], "columns", { attempts: 1 });
       for (let kill = 1; kill <= 3; kill++) {
@@ -266,8 +271,7 @@ describe("metering worker", function () {
       });
       expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
     } finally {
-      await events.close();
-      listening.disconnect();
+      await close();
       for (const socket of held) socket.destroy();
       await new Promise((r) => hung.close(r));
     }
