@@ -155,6 +155,17 @@ describe("metering worker", function () {
     return { counts, close };
   }
 
+  /** The control plane back: every event held meanwhile is recorded, once, and no job failed. */
+  async function expectAllRecordedOnceBack(want: { rows: number; tokens: number }, timeoutMs: number) {
+    await startControlPlane();
+    const t = await waitFor(async () => ((await totals()).rows === want.rows ? totals() : undefined), {
+      timeoutMs,
+      what: `${want.rows} records`,
+    });
+    expect(t.tokens).to.equal(want.tokens);
+    expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
+  }
+
   async function totals() {
     const r = await db.accountMonthlyUsage.findFirst({ where: { accountId } });
     const n = await db.usageEvent.count();
@@ -232,13 +243,7 @@ describe("metering worker", function () {
     expect((await totals()).rows).to.equal(0);
     expect((await probe("/healthz")).status).to.equal(200);
     expect((await probe("/readyz")).status).to.equal(200);
-    await startControlPlane();
-    const t = await waitFor(async () => ((await totals()).rows === 3 ? totals() : undefined), {
-      timeoutMs: 30_000,
-      what: "3 records",
-    });
-    expect(t.tokens).to.equal(12);
-    expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
+    await expectAllRecordedOnceBack({ rows: 3, tokens: 12 }, 30_000);
   });
 
   it("records jobs whose workers died holding them three times while the control plane hung, failing none", async function () {
@@ -275,13 +280,7 @@ describe("metering worker", function () {
       for (const socket of held) socket.destroy();
       await new Promise((r) => hung.close(r));
     }
-    await startControlPlane();
-    const t = await waitFor(async () => ((await totals()).rows === 3 ? totals() : undefined), {
-      timeoutMs: 45_000,
-      what: "3 records",
-    });
-    expect(t.tokens).to.equal(12);
-    expect(await queue.getJobCounts("failed")).to.deep.equal({ failed: 0 });
+    await expectAllRecordedOnceBack({ rows: 3, tokens: 12 }, 45_000);
   });
 
   it("carries the prompt-cache counts through gRPC into Postgres; an older producer's event without them records 0", async () => {
