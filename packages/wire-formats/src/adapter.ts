@@ -54,10 +54,12 @@ export interface UpstreamRequest {
   streamFilter?: () => StreamFilter;
 }
 
-/** Rewrites a relayed SSE stream piece by piece; never holds back more than a partial line. */
+/** Rewrites a relayed SSE stream piece by piece; never holds back more than a partial event. */
 export interface StreamFilter {
   push(chunk: string): string;
   flush(): string;
+  /** The Content-Type of what the filter writes, when it is no longer the upstream's SSE. */
+  readonly contentType?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { UsageChunkFilter } from "../src/openai-chat/usage-chunk-filter.ts";
+import { feed as feedFilter } from "./stream-filter-kit.ts";
 
 // The usage-only chunk is dropped and nothing else is held: fed in any pieces, down to
 // one character, the filter relays every other byte as soon as its line is whole.
@@ -10,13 +11,7 @@ const usageChunk = `data: ${JSON.stringify({ id: "c", choices: [], usage: { prom
 // A choice chunk that happens to carry usage (some servers repeat it) is the caller's.
 const choiceWithUsage = `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {} }], usage: { prompt_tokens: 1 } })}\n\n`;
 
-function feed(stream: string, size: number): { out: string; perPiece: string[] } {
-  const filter = new UsageChunkFilter();
-  const perPiece: string[] = [];
-  for (let i = 0; i < stream.length; i += size) perPiece.push(filter.push(stream.slice(i, i + size)));
-  perPiece.push(filter.flush());
-  return { out: perPiece.join(""), perPiece };
-}
+const feed = (stream: string, size: number) => feedFilter(new UsageChunkFilter(), stream, size);
 
 describe("UsageChunkFilter", () => {
   const stream = `${choice("a")}${choice("b")}${choiceWithUsage}${usageChunk}data: [DONE]\n\n`;

@@ -133,6 +133,15 @@ export async function startHarness(
   };
 }
 
+/** A JSON POST to the data plane at `url` as a raw HTTP client sends it, with the service key and the test provider key. */
+export function postAsCaller(url: string, path: string, rawKey: string, body: unknown): Promise<Response> {
+  return fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${rawKey}`, "x-provider-key": PROVIDER_KEY, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
 /**
  * The official SDKs pointed at the data plane at `url` with the service key `rawKey` and
  * the test provider key, as a user would set them up (README, docs/agents.md). `options`:

@@ -2,7 +2,7 @@ import { resultText, type ScriptedToolCall } from "@terse/fake-provider";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import { LAST_RECALL_NOTE } from "../src/domain/recall-answer.ts";
-import { type Harness, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, postAsCaller, sdkClients, startHarness } from "./harness.ts";
 
 // Recall (issue 18), end to end through the official SDKs: a key with context compression
 // on gets terse_recall among its tools, the same bytes in every request of a session;
@@ -165,31 +165,34 @@ const messages: Wire = {
   tools: (body) => new Map(records(body.tools).map((t) => [String(t.name), JSON.stringify(t)])),
 };
 
+/** A session's Gemini contents and tools, as the SDK takes them and the REST API alike. */
+function geminiSession(log: string, turns: number) {
+  const later = Array.from({ length: turns - 1 }, () => [
+    { role: "model", parts: [{ text: "Reading it." }] },
+    { role: "user", parts: [{ text: FOLLOW_UP }] },
+  ]).flat();
+  return {
+    contents: [
+      { role: "user", parts: [{ text: QUESTION }] },
+      { role: "model", parts: [{ functionCall: { name: "bash", args: { command: "cat build.log" } } }] },
+      { role: "user", parts: [{ functionResponse: { name: "bash", response: { output: log } } }] },
+      ...later,
+    ],
+    tools: [
+      {
+        functionDeclarations: [
+          { name: BASH.name, description: BASH.description, parametersJsonSchema: BASH.parameters },
+        ],
+      },
+    ],
+  };
+}
+
 const gemini: Wire = {
   label: "Gemini generateContent",
   async send(clients, { log, turns, stream }) {
-    const later = Array.from({ length: turns - 1 }, () => [
-      { role: "model", parts: [{ text: "Reading it." }] },
-      { role: "user", parts: [{ text: FOLLOW_UP }] },
-    ]).flat();
-    const params = {
-      model: "gemini-2.5-flash",
-      contents: [
-        { role: "user", parts: [{ text: QUESTION }] },
-        { role: "model", parts: [{ functionCall: { name: "bash", args: { command: "cat build.log" } } }] },
-        { role: "user", parts: [{ functionResponse: { name: "bash", response: { output: log } } }] },
-        ...later,
-      ],
-      config: {
-        tools: [
-          {
-            functionDeclarations: [
-              { name: BASH.name, description: BASH.description, parametersJsonSchema: BASH.parameters },
-            ],
-          },
-        ],
-      },
-    };
+    const { contents, tools } = geminiSession(log, turns);
+    const params = { model: "gemini-2.5-flash", contents, config: { tools } };
     const client = clients.gemini();
     const chunks = [];
     if (stream) for await (const chunk of await client.models.generateContentStream(params)) chunks.push(chunk);
@@ -471,6 +474,24 @@ describe("data plane: recall (terse_recall)", () => {
         expect(answer).to.deep.equal({ text: `Found it: ${result}`, calls: [] });
       });
     }
+  });
+
+  it("Gemini, a stream call that did not ask for SSE: one JSON array with the continuation, nothing of the recall", async () => {
+    const cut = await cutSession(gemini);
+    h.fake.set({ toolCall: recallOf(cut, { textBefore: "Let me read the cut part. " }) });
+    const path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+    const res = await postAsCaller(h.url, path, compressing, geminiSession(LOG, 2));
+    expect(res.headers.get("content-type")).to.equal("application/json; charset=UTF-8");
+    const body = await res.text();
+    expect(body).not.to.include(RECALL);
+    const chunks = JSON.parse(body) as Body[];
+    const parts = chunks.flatMap((c) => records(c.candidates)).flatMap((c) => records((c.content as Body)?.parts));
+    expect(parts.filter((p) => p.functionCall !== undefined)).to.deep.equal([]);
+    const recalled = gemini.results(generations()[1]?.body ?? {}).at(-1) ?? "";
+    expect(recalled).to.include(linesOf(cut));
+    expect(parts.map((p) => p.text ?? "").join("")).to.equal(`Let me read the cut part. Found it: ${recalled}`);
+    const event = await expectOneUsageEvent(res.headers.get("x-terse-request-id"), compressing);
+    expect(event).to.include({ status: 200, streamed: true, recall_rounds: 1 });
   });
 
   describe("limits and failures", () => {

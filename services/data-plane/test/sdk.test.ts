@@ -1,7 +1,7 @@
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
 import type OpenAI from "openai";
-import { type Harness, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, postAsCaller, startHarness, sdkClients } from "./harness.ts";
 
 // The official SDKs as clients, the fake provider as upstream: what the caller sees and
 // what reaches the upstream, for all three wire formats, streamed and not.
@@ -147,16 +147,28 @@ describe("data plane through the official SDKs", () => {
       expect(event).to.include({ input_tokens: 30, output_tokens: 9 });
     });
 
+    it("answers a stream call that did not ask for SSE with Gemini's JSON array of chunks, metered once", async () => {
+      h.fake.set({ usage: { input: 30, output: 9 } });
+      const res = await postAsCaller(h.url, "/v1beta/models/gemini-2.5-flash:streamGenerateContent", rawKey, {
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get("content-type")).to.equal("application/json; charset=UTF-8");
+      const chunks = JSON.parse(await res.text()) as { candidates?: { content?: { parts?: { text?: string }[] } }[] }[];
+      expect(chunks).to.be.an("array").with.length.above(1);
+      const text = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "");
+      expect(text.join("")).to.equal("Hello from the fake.");
+      expect(h.fake.received[0]?.url).to.match(/:streamGenerateContent\?alt=sse&key=/);
+      const id = res.headers.get("x-terse-request-id");
+      const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === id));
+      expect(event).to.include({ input_tokens: 30, output_tokens: 9, streamed: true, estimated: false });
+    });
+
     /** terse's own Gemini endpoint, the model in the body. */
     const ownGenerate = (model: string) =>
-      fetch(`${h.url}/v1/generateContent`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${rawKey}`,
-          "x-provider-key": PROVIDER_KEY,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({ model, contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+      postAsCaller(h.url, "/v1/generateContent", rawKey, {
+        model,
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
       });
 
     it("serves the spec's /v1/generateContent with model and stream in the body, removed upstream", async () => {

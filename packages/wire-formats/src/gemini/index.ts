@@ -1,5 +1,6 @@
 import type { Operation, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, paramsOf, stringOf } from "../json.ts";
+import { JsonArrayStream } from "./json-array-stream.ts";
 import { geminiPairing } from "./pairing.ts";
 import { geminiRecall } from "./recall.ts";
 import { geminiFormat } from "./request-view.ts";
@@ -83,11 +84,15 @@ export const gemini: WireFormatAdapter = {
     const stream = op.pathStream ?? body?.stream === true;
     let path = op.path;
     let sent = body;
+    let asArray = false;
     if (op.kind === "count_tokens") path = `/v1beta/models/${encodeURIComponent(model ?? "")}:countTokens`;
     if (op.kind === "generate") {
       // The real API rejects unknown fields: model and stream are terse's, not Gemini's.
       const { model: _m, stream: _s, ...rest } = body ?? {};
       sent = rest;
+      // Asked for as SSE always; a native stream call that did not ask for SSE gets the
+      // JSON array Gemini sends it, rebuilt from the events (json-array-stream.ts).
+      if (stream) asArray = op.pathStream === true && params.get("alt")?.toLowerCase() !== "sse";
       if (stream) params.set("alt", "sse");
       const method = stream ? "streamGenerateContent" : "generateContent";
       // Always v1beta upstream, whatever version the caller named: the fields terse may
@@ -95,7 +100,14 @@ export const gemini: WireFormatAdapter = {
       path = `/v1beta/models/${encodeURIComponent(model ?? "")}:${method}`;
     }
     params.set("key", providerKey);
-    return { url: `${base}${path}?${params.toString()}`, method: op.method, body: sent, headers: {}, streamed: stream };
+    return {
+      url: `${base}${path}?${params.toString()}`,
+      method: op.method,
+      body: sent,
+      headers: {},
+      streamed: stream,
+      streamFilter: asArray ? () => new JsonArrayStream() : undefined,
+    };
   },
 
   usage(data) {

@@ -288,6 +288,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     const filter = !refused && isSse ? ex.upstream.streamFilter?.() : undefined;
     const recalls = ex.recall !== undefined && !refused;
     const headers = responseHeaders(proxyRes.headers, refused || filter !== undefined || recalls, ex.providerKey);
+    if (filter?.contentType) headers["content-type"] = filter.contentType;
     addOwnHeaders(headers, ex);
     // A JSON answer that may hold a recall call is answered once it is read whole.
     if (!(recalls && !isSse)) res.writeHead(status, headers);
