@@ -123,6 +123,49 @@ describe("data plane: what a misbehaving upstream echoes", () => {
     expect(event).to.include({ input_tokens: 5, output_tokens: 3, estimated: false });
   });
 
+  /** A streamed chat completion, by default one the caller did not ask usage of (terse asks, and filters its chunk out). */
+  const streamedChat = (
+    body = chat({ stream: true }),
+  ): Promise<{ headers: IncomingMessage["headers"]; body: Buffer }> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+
+  it("relays a stream a gateway compressed anyway decoded, filtered as any other, its usage read", async () => {
+    const plain = Buffer.concat(INVALID_UTF8_STREAM.filter((_, i) => i !== 1)).toString("utf8");
+    reply = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" });
+      const zipped = gzipSync(plain);
+      // In pieces, as a stream comes: the decoder works as they arrive.
+      for (let i = 0; i < zipped.length; i += 7) res.write(zipped.subarray(i, i + 7));
+      res.end();
+    };
+    const { headers, body } = await streamedChat();
+    expect(headers["content-encoding"]).to.equal(undefined);
+    const usageChunk = plain.split("\n\n")[1] as string;
+    expect(body.toString("utf8")).to.equal(plain.replace(`${usageChunk}\n\n`, ""));
+    const id = headers["x-terse-request-id"];
+    const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === id));
+    expect(event).to.include({ input_tokens: 3, output_tokens: 2, estimated: false });
+  });
+
+  it("relays a stream in a coding terse cannot undo as it came, unfiltered", async () => {
+    const bytes = Buffer.from("\x28\xb5\x2f\xfd not really zstd\n\n", "latin1");
+    reply = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "zstd" });
+      res.end(bytes);
+    };
+    const { headers, body } = await streamedChat();
+    expect(headers["content-encoding"]).to.equal("zstd");
+    expect(body.equals(bytes)).to.equal(true);
+  });
+
   it("relays a stream's bytes as the upstream sent them, bytes that are no UTF-8 included", async () => {
     reply = (_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -131,18 +174,11 @@ describe("data plane: what a misbehaving upstream echoes", () => {
     };
     // The caller asks for the usage chunk itself: nothing of the stream is terse's to filter.
     const body = chat({ stream: true, stream_options: { include_usage: true } });
-    const received = await new Promise<Buffer>((resolve, reject) => {
-      const req = request(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve(Buffer.concat(chunks)));
-      });
-      req.on("error", reject);
-      req.end(body);
-    });
+    const { headers, body: received } = await streamedChat(body);
     expect(received.equals(Buffer.concat(INVALID_UTF8_STREAM)), received.toString("latin1")).to.equal(true);
     // Its usage is read from the decoded text, as before.
-    const event = await waitFor(async () => (await h.events()).find((e) => e.streamed === true), {
+    const id = headers["x-terse-request-id"];
+    const event = await waitFor(async () => (await h.events()).find((e) => e.event_id === id), {
       what: "the stream's usage event",
     });
     expect(event).to.include({ input_tokens: 3, output_tokens: 2 });

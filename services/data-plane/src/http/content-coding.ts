@@ -1,5 +1,14 @@
+import type { Readable } from "node:stream";
 import { promisify } from "node:util";
-import { brotliDecompress, gunzip, inflate, type ZlibOptions } from "node:zlib";
+import {
+  brotliDecompress,
+  createBrotliDecompress,
+  createGunzip,
+  createInflate,
+  gunzip,
+  inflate,
+  type ZlibOptions,
+} from "node:zlib";
 
 // HTTP content codings (RFC 9110 8.4.1) as the data plane undoes them: a caller's request
 // body, and an upstream answer a gateway compressed in spite of `accept-encoding: identity`.
@@ -24,11 +33,7 @@ export class UnknownCoding extends Error {}
  * for bytes that are not what the header says.
  */
 export async function undoCodings(bytes: Buffer, header: string | undefined, maxBytes: number): Promise<Buffer> {
-  if (header === undefined) return bytes;
-  const codings = header
-    .split(",")
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== "" && c !== "identity");
+  const codings = codingsOf(header);
   let out = bytes;
   for (const coding of codings.reverse()) {
     const decode = DECODERS[coding];
@@ -41,4 +46,37 @@ export async function undoCodings(bytes: Buffer, header: string | undefined, max
     }
   }
   return out;
+}
+
+/** The same codings, undone as a stream's bytes come. */
+const STREAM_DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
+  gzip: createGunzip,
+  "x-gzip": createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/**
+ * `body` with the codings a Content-Encoding header lists undone as it comes (last
+ * first): `body` itself when it lists none, undefined when one has no decoder here.
+ * A decoder's error (bytes that are not what the header says) is the returned stream's.
+ */
+export function decodedStream(body: Readable, header: string | undefined): Readable | undefined {
+  const codings = codingsOf(header);
+  let out: Readable = body;
+  for (const coding of codings.reverse()) {
+    const decode = STREAM_DECODERS[coding];
+    if (!decode) return undefined;
+    out = out.pipe(decode()) as unknown as Readable;
+  }
+  return out;
+}
+
+/** The codings a Content-Encoding header lists, in its order, without `identity`. */
+function codingsOf(header: string | undefined): string[] {
+  if (header === undefined) return [];
+  return header
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "" && c !== "identity");
 }

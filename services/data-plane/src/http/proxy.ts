@@ -38,7 +38,7 @@ import { newestTurnTokens, withoutTerse } from "../domain/without-terse.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
 import type { UsagePublisher } from "../infra/usage-publisher.ts";
 import { CallerGone, readJsonObject } from "./body.ts";
-import { undoCodings } from "./content-coding.ts";
+import { decodedStream, undoCodings } from "./content-coding.ts";
 import { isUpstreamRefusal, responseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { type RecallHost, relayJsonWithRecall, relaySseWithRecall } from "./recall-relay.ts";
@@ -285,9 +285,16 @@ export function createProxyHandler(deps: ProxyDeps) {
     const status = proxyRes.statusCode ?? 502;
     const isSse = isEventStream(proxyRes.headers["content-type"]);
     const refused = isUpstreamRefusal(status);
-    const filter = !refused && isSse ? ex.upstream.streamFilter?.() : undefined;
-    const recalls = ex.recall !== undefined && !refused;
-    const headers = responseHeaders(proxyRes.headers, refused || filter !== undefined || recalls, ex.providerKey);
+    // A gateway may compress a stream in spite of `accept-encoding: identity`. The tap and
+    // a filter read its text, so it is relayed decoded; in a coding terse cannot undo, as it
+    // came, unfiltered. Recall's loop reads uncoded streams only (docs/recall.md).
+    const events = isSse && !refused ? decodedStream(proxyRes, proxyRes.headers["content-encoding"]) : proxyRes;
+    const decoded = events !== undefined && events !== proxyRes;
+    const filter = isSse && !refused && events !== undefined ? ex.upstream.streamFilter?.() : undefined;
+    const recalls = ex.recall !== undefined && !refused && events === proxyRes;
+    const rewritten = refused || filter !== undefined || recalls || decoded;
+    const headers = responseHeaders(proxyRes.headers, rewritten, ex.providerKey);
+    if (decoded) delete headers["content-encoding"];
     if (filter?.contentType) headers["content-type"] = filter.contentType;
     addOwnHeaders(headers, ex);
     // A JSON answer that may hold a recall call is answered once it is read whole.
@@ -301,7 +308,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     if (refused) relayError(ex, proxyRes, res, status);
     else if (recalls && isSse) void relaySseWithRecall(recallHost(ex, res), proxyRes, res, filter);
     else if (recalls) void relayJsonWithRecall(recallHost(ex, res), proxyRes, res, headers);
-    else if (isSse) relaySse(ex, proxyRes, res, filter);
+    else if (isSse) relaySse(ex, events ?? proxyRes, res, filter);
     else relayJson(ex, proxyRes, res);
   }
 
@@ -326,10 +333,12 @@ export function createProxyHandler(deps: ProxyDeps) {
    */
   function relaySse(
     ex: Exchange,
-    proxyRes: IncomingMessage,
+    proxyRes: Readable,
     res: ServerResponse,
     filter: ReturnType<NonNullable<UpstreamRequest["streamFilter"]>> | undefined,
   ): void {
+    // A decoder's error: bytes that are not what their coding says. Cut, as a reset is.
+    if (proxyRes !== ex.proxyRes) proxyRes.once("error", () => onProxyError(ex, res));
     const tap = new SseSplitter((_raw, data) => ex.tap.observe(data));
     // The bytes go out as they came (a stream terse does not filter is relayed byte for
     // byte, invalid UTF-8 included); their text is for the usage tap and the filter.

@@ -1,5 +1,6 @@
 import { randomFillSync } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import { ApiError } from "@terse/errors";
 import type { Logger } from "@terse/logger";
 
@@ -54,7 +55,7 @@ export function sendError(res: ServerResponse, err: unknown, requestId: string, 
  * Relays one chunk of `source` to the caller; while the caller's side is full, `source`
  * waits (paused until it drains), so a relayed answer holds no more than the caller has yet to take.
  */
-export function writeChunk(res: ServerResponse, source: IncomingMessage, chunk: string | Buffer): void {
+export function writeChunk(res: ServerResponse, source: Readable, chunk: string | Buffer): void {
   if (res.destroyed || chunk.length === 0) return;
   if (!res.write(chunk)) {
     source.pause();
