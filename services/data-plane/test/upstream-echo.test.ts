@@ -132,6 +132,7 @@ describe("data plane: what a misbehaving upstream echoes", () => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on("close", () => res.complete || reject(new Error("the stream was cut")));
       });
       req.on("error", reject);
       req.end(body);
@@ -155,14 +156,28 @@ describe("data plane: what a misbehaving upstream echoes", () => {
     expect(event).to.include({ input_tokens: 3, output_tokens: 2, estimated: false });
   });
 
+  it("cuts a stream whose inner coding is not what it says, and goes on serving", async () => {
+    reply = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip, br" });
+      res.end(Buffer.from("no brotli here, nor gzip".repeat(20)));
+    };
+    const cut = await streamedChat().then(
+      () => false,
+      () => true,
+    );
+    expect(cut, "the stream ended cut").to.equal(true);
+    const health = await fetch(`${h.url}/healthz`);
+    expect(health.status).to.equal(200);
+  });
+
   it("relays a stream in a coding terse cannot undo as it came, unfiltered", async () => {
     const bytes = Buffer.from("\x28\xb5\x2f\xfd not really zstd\n\n", "latin1");
     reply = (_req, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "zstd" });
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "zstd, gzip" });
       res.end(bytes);
     };
     const { headers, body } = await streamedChat();
-    expect(headers["content-encoding"]).to.equal("zstd");
+    expect(headers["content-encoding"]).to.equal("zstd, gzip");
     expect(body.equals(bytes)).to.equal(true);
   });
 

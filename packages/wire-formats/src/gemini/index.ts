@@ -92,8 +92,10 @@ export const gemini: WireFormatAdapter = {
       sent = rest;
       // Asked for as SSE always; a native stream call that did not ask for SSE gets the
       // JSON array Gemini sends it, rebuilt from the events (json-array-stream.ts).
-      if (stream) asArray = op.pathStream === true && params.get("alt")?.toLowerCase() !== "sse";
-      if (stream) params.set("alt", "sse");
+      if (stream) {
+        asArray = op.pathStream === true && params.get("alt")?.toLowerCase() !== "sse";
+        params.set("alt", "sse");
+      }
       const method = stream ? "streamGenerateContent" : "generateContent";
       // Always v1beta upstream, whatever version the caller named: the fields terse may
       // add (systemInstruction) are v1beta's, and it serves every field of v1.

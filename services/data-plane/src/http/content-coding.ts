@@ -1,4 +1,4 @@
-import type { Readable } from "node:stream";
+import type { Readable, Transform } from "node:stream";
 import { promisify } from "node:util";
 import {
   brotliDecompress,
@@ -15,12 +15,18 @@ import {
 
 type Decoder = (buf: Buffer, options: ZlibOptions) => Promise<Buffer>;
 
-/** The codings undone, each off the event loop's thread. */
-const DECODERS: Record<string, Decoder> = {
-  gzip: promisify(gunzip) as Decoder,
-  "x-gzip": promisify(gunzip) as Decoder,
-  deflate: promisify(inflate) as Decoder,
-  br: promisify(brotliDecompress) as Decoder,
+/** Each coding undone whole (off the event loop's thread) or as a stream's bytes come. */
+interface Coding {
+  whole: Decoder;
+  stream: () => Transform;
+}
+
+const GZIP: Coding = { whole: promisify(gunzip) as Decoder, stream: createGunzip };
+const CODINGS: Record<string, Coding> = {
+  gzip: GZIP,
+  "x-gzip": GZIP,
+  deflate: { whole: promisify(inflate) as Decoder, stream: createInflate },
+  br: { whole: promisify(brotliDecompress) as Decoder, stream: createBrotliDecompress },
 };
 
 /** A coding no decoder here knows. */
@@ -36,7 +42,7 @@ export async function undoCodings(bytes: Buffer, header: string | undefined, max
   const codings = codingsOf(header);
   let out = bytes;
   for (const coding of codings.reverse()) {
-    const decode = DECODERS[coding];
+    const decode = CODINGS[coding]?.whole;
     if (!decode) throw new UnknownCoding(coding);
     try {
       out = await decode(out, { maxOutputLength: maxBytes });
@@ -48,26 +54,21 @@ export async function undoCodings(bytes: Buffer, header: string | undefined, max
   return out;
 }
 
-/** The same codings, undone as a stream's bytes come. */
-const STREAM_DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
-  gzip: createGunzip,
-  "x-gzip": createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-};
-
 /**
  * `body` with the codings a Content-Encoding header lists undone as it comes (last
- * first): `body` itself when it lists none, undefined when one has no decoder here.
- * A decoder's error (bytes that are not what the header says) is the returned stream's.
+ * first): `body` itself when it lists none, undefined (and `body` untouched) when one has
+ * no decoder here. Any decoder's error (bytes that are not what the header says) is the
+ * returned stream's.
  */
 export function decodedStream(body: Readable, header: string | undefined): Readable | undefined {
-  const codings = codingsOf(header);
+  const codings = codingsOf(header).reverse();
+  if (codings.some((c) => CODINGS[c] === undefined)) return undefined;
   let out: Readable = body;
-  for (const coding of codings.reverse()) {
-    const decode = STREAM_DECODERS[coding];
-    if (!decode) return undefined;
-    out = out.pipe(decode()) as unknown as Readable;
+  for (const coding of codings) {
+    const next = (CODINGS[coding] as Coding).stream();
+    // pipe() carries no errors: an inner decoder's goes to the last, which its reader watches.
+    if (out !== body) out.once("error", (err) => next.destroy(err));
+    out = out.pipe(next);
   }
   return out;
 }
