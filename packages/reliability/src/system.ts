@@ -61,6 +61,8 @@ export interface System {
   recorded(keyIds: string[]): Promise<Recorded>;
   /** True when the usage queue holds no job waiting, delayed or in work. */
   usageQueueIdle(): Promise<boolean>;
+  /** The usage queue's jobs by state (waiting, active, failed, ...): what a test that waited in vain says. */
+  usageQueueCounts(): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -165,6 +167,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
       const counts = await queue.getJobCounts("wait", "delayed", "active", "prioritized");
       return Object.values(counts).every((n) => n === 0);
     },
+    usageQueueCounts: () => queue.getJobCounts(),
     async close() {
       await Promise.all([...procs.keys()].map((name) => system.stop(name, "SIGKILL")));
       await Promise.all([db.end(), queue.close()]);
