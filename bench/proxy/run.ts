@@ -69,6 +69,14 @@ const BODY = JSON.stringify({
 const STREAM_WORDS = Number(process.env.BENCH_STREAM_WORDS ?? 300);
 /** `BENCH_STREAMED=0` skips the streamed-answers phase (a profile of the JSON runs alone). */
 const STREAMED = process.env.BENCH_STREAMED !== "0";
+/**
+ * `BENCH_PACED=0` skips the paced phase: the floors and terse at one request rate, half
+ * of what the slowest of them served at 32 connections, so that no target is the
+ * bottleneck. At full load a proxy's every write wakes a sleeping peer (wrk, the
+ * upstream), which on a 2-core VM costs it more per request the more it saturates its
+ * core; at an equal rate each pays for its own work alone.
+ */
+const PACED = process.env.BENCH_PACED !== "0";
 /** The same request, streamed: the fake upstream sends `STREAM_WORDS` events, one write each. */
 const STREAM_BODY = JSON.stringify({ ...JSON.parse(BODY), stream: true, max_tokens: STREAM_WORDS });
 
@@ -90,7 +98,19 @@ interface Run {
   errors: number;
 }
 
-function wrk(url: string, headers: Record<string, string>, connections: number, pids: number[], body = BODY): Run {
+/**
+ * One wrk run. `delayMs`: each connection waits that long before each request (wrk's
+ * delay()), which paces the load at about connections / delay, below what the target
+ * can serve, instead of as fast as it answers.
+ */
+function wrk(
+  url: string,
+  headers: Record<string, string>,
+  connections: number,
+  pids: number[],
+  body = BODY,
+  delayMs?: number,
+): Run {
   const script = join(tmp, "post.lua");
   writeFileSync(
     script,
@@ -99,6 +119,7 @@ function wrk(url: string, headers: Record<string, string>, connections: number, 
       `wrk.body = ${JSON.stringify(body)}`,
       `wrk.headers["Content-Type"] = "application/json"`,
       ...Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`),
+      ...(delayMs === undefined ? [] : [`function delay() return ${delayMs} end`]),
     ].join("\n"),
   );
   const before = cpuSeconds(pids);
@@ -433,6 +454,21 @@ http { access_log off;
   }
   const rss = rssMb(dpPids);
 
+  // The same requests at one paced rate for the floors and terse (see PACED).
+  const pacedTargets = targets.filter(
+    (t) => selected(t.name) && (["bare http-proxy", "lean floor"].includes(t.name) || t.name.startsWith("terse")),
+  );
+  const slowest = Math.min(...pacedTargets.map((t) => median((results.get(`${t.name}@32`) ?? []).map((r) => r.rps))));
+  const pacedDelayMs = Number.isFinite(slowest) && slowest > 0 ? Math.ceil((32 * 1000) / (slowest / 2)) : 0;
+  for (let round = 0; round < (PACED && pacedDelayMs > 0 ? ROUNDS : 0); round++) {
+    for (const t of inOrderOf(round, pacedTargets)) {
+      const r = quietly(t.name, () =>
+        runOrExplain(() => wrk(t.url, t.headers, 32, t.pids, BODY, pacedDelayMs), `${t.name}, paced`, procs),
+      );
+      results.set(`${t.name}@paced`, [...(results.get(`${t.name}@paced`) ?? []), r]);
+    }
+  }
+
   // Streams one at a time, the targets taking turns in blocks (A B C .., A B C ..) so that
   // a busy spell of the machine falls on all of them alike.
   const streamTargets = targets.filter(
@@ -492,6 +528,21 @@ http { access_log off;
         return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, "lean floor@streamed", (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, "bare http-proxy@streamed", (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
       }),
   );
+  if (pacedTargets.some((t) => results.has(`${t.name}@paced`))) {
+    rows.push(
+      "",
+      `Paced: 32 connections, each waiting ${pacedDelayMs} ms before each request (half the slowest of these targets' requests/s at 32 connections):`,
+      "",
+      "| target | requests/s | CPU µs per request | CPU x lean floor | CPU x bare http-proxy | non-2xx |",
+      "|---|---|---|---|---|---|",
+      ...pacedTargets
+        .filter((t) => results.has(`${t.name}@paced`))
+        .map((t) => {
+          const k = `${t.name}@paced`;
+          return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, "lean floor@paced", (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, "bare http-proxy@paced", (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
+        }),
+    );
+  }
   rows.push(
     "",
     `Stream time to first byte, ${STREAMS} sequential streams per target (interleaved in blocks of ${BLOCK}), p50: direct ${ttDirect.toFixed(2)} ms; added by ${[
@@ -541,6 +592,7 @@ http { access_log off;
     BASELINE_TREES
       ? `| added stream TTFB p50 <= half the baseline build's (${addedTtfb("terse baseline (instruction only)").toFixed(2)} ms) | ${ttTerse.toFixed(2)} ms | ${met(ttTerse <= addedTtfb("terse baseline (instruction only)") / 2)} |`
       : `| added stream TTFB p50 <= half of +0.68 ms (0.34) | ${ttTerse.toFixed(2)} ms | ${met(ttTerse <= 0.34)} |`,
+    `| (not issue 16's measure) CPU per request, instruction only, paced, x lean floor | ${ratio("terse (instruction only)@paced", "lean floor@paced", cpu).toFixed(2)}x | - |`,
     `| added stream TTFB p50 <= 1.5x the bare http-proxy's (${ttBare.toFixed(2)} ms) | ${(ttTerse / ttBare).toFixed(2)}x | ${met(ttTerse <= 1.5 * ttBare)} |`,
   );
   console.log(rows.join("\n"));
