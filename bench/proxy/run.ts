@@ -515,34 +515,37 @@ http { access_log off;
       );
     }
   }
-  rows.push(
-    "",
-    `Streamed answers of ${STREAM_WORDS} words (one event each), 32 connections:`,
-    "",
-    "| target | answers/s | CPU µs per answer | CPU x lean floor | CPU x bare http-proxy | non-2xx |",
-    "|---|---|---|---|---|---|",
-    ...streamedTargets
-      .filter((t) => results.has(`${t.name}@streamed`))
-      .map((t) => {
-        const k = `${t.name}@streamed`;
-        return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, "lean floor@streamed", (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, "bare http-proxy@streamed", (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
-      }),
-  );
-  if (pacedTargets.some((t) => results.has(`${t.name}@paced`))) {
-    rows.push(
+  /** A phase's table at 32 connections (`phase`: "streamed", "paced"): rate and CPU per request against both floors. */
+  const phaseTable = (phase: string, title: string, targetsOf: typeof targets, unit: string) => {
+    const measured = targetsOf.filter((t) => results.has(`${t.name}@${phase}`));
+    if (measured.length === 0) return [];
+    return [
       "",
-      `Paced: 32 connections, each waiting ${pacedDelayMs} ms before each request (half the slowest of these targets' requests/s at 32 connections):`,
+      title,
       "",
-      "| target | requests/s | CPU µs per request | CPU x lean floor | CPU x bare http-proxy | non-2xx |",
+      `| target | ${unit}s/s | CPU µs per ${unit} | CPU x lean floor | CPU x bare http-proxy | non-2xx |`,
       "|---|---|---|---|---|---|",
-      ...pacedTargets
-        .filter((t) => results.has(`${t.name}@paced`))
-        .map((t) => {
-          const k = `${t.name}@paced`;
-          return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, (r) => r.cpuUsPerReq))} | ${ratio(k, "lean floor@paced", (r) => r.cpuUsPerReq).toFixed(2)} | ${ratio(k, "bare http-proxy@paced", (r) => r.cpuUsPerReq).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
-        }),
-    );
-  }
+      ...measured.map((t) => {
+        const k = `${t.name}@${phase}`;
+        const cpuOf = (r: Run) => r.cpuUsPerReq;
+        return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, cpuOf))} | ${ratio(k, `lean floor@${phase}`, cpuOf).toFixed(2)} | ${ratio(k, `bare http-proxy@${phase}`, cpuOf).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
+      }),
+    ];
+  };
+  rows.push(
+    ...phaseTable(
+      "streamed",
+      `Streamed answers of ${STREAM_WORDS} words (one event each), 32 connections:`,
+      streamedTargets,
+      "answer",
+    ),
+    ...phaseTable(
+      "paced",
+      `Paced: 32 connections, each waiting ${pacedDelayMs} ms before each request (half the slowest of these targets' requests/s at 32 connections):`,
+      pacedTargets,
+      "request",
+    ),
+  );
   rows.push(
     "",
     `Stream time to first byte, ${STREAMS} sequential streams per target (interleaved in blocks of ${BLOCK}), p50: direct ${ttDirect.toFixed(2)} ms; added by ${[
