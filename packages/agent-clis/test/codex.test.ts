@@ -16,7 +16,7 @@ import {
   withAgentRig,
 } from "./harness.ts";
 
-// Codex CLI 0.169 (`codex exec`) through terse, set up as docs/agents.md tells a user to:
+// Codex CLI 0.171 (`codex exec`) through terse, set up as docs/agents.md tells a user to:
 // a `terse` model provider in $CODEX_HOME/config.toml speaking the Responses API, the
 // service key from the variable its env_key names (sent as Authorization: Bearer), the
 // provider key as X-Provider-Key through env_http_headers. --strict-config makes Codex
