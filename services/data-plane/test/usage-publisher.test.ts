@@ -1,0 +1,94 @@
+import { createLogger } from "@terse/logger";
+import { type RedisServer, startRedisServer, waitFor } from "@terse/testkit";
+import { eventsOfBatch, USAGE_QUEUE, type UsageEvent } from "@terse/usage-events";
+import { Queue } from "bullmq";
+import { expect } from "chai";
+import { Redis } from "ioredis";
+import { Counter, Registry } from "prom-client";
+import { UsagePublisher } from "../src/infra/usage-publisher.ts";
+
+// The data plane's side of metering: events go to the usage queue in batches, each once;
+// while Redis is away they wait in a bounded buffer, and what the bound pushes out is
+// counted, never lost unseen. A Redis of the test's own, stopped and started at will.
+
+/** An event as the publisher sees it: opaque but for its id (the batch's columns carry what is there). */
+const event = (n: number) => ({ event_id: `req_${n}` }) as UsageEvent;
+
+describe("usage publisher", () => {
+  let server: RedisServer;
+  let connection: Redis;
+  let queue: Queue;
+  let publisher: UsagePublisher | undefined;
+  const logger = createLogger({ service: "test", level: "silent" });
+
+  /** Every batch job in the queue (no worker takes them), oldest first, as event ids. */
+  async function queued(): Promise<string[][]> {
+    const jobs = await queue.getJobs(["waiting"], 0, -1, true);
+    return jobs.map((job) => (eventsOfBatch(job.data) as UsageEvent[]).map((e) => e.event_id));
+  }
+
+  function start(options: { maxBuffered: number; batchSize?: number; flushMs?: number }) {
+    const dropped = new Counter({ name: "dropped", help: "dropped", registers: [new Registry()] });
+    publisher = new UsagePublisher(connection, logger, { ...options, dropped });
+    return { publisher, dropped };
+  }
+
+  beforeEach(async () => {
+    server = await startRedisServer();
+    // As the data plane connects (app.ts): no offline queue, so an add fails at once while Redis is away.
+    connection = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    connection.on("error", () => undefined);
+    await waitFor(() => connection.status === "ready", { what: "the publisher's connection" });
+    queue = new Queue(USAGE_QUEUE, { connection: { host: "127.0.0.1", port: server.port } });
+  });
+
+  afterEach(async () => {
+    await publisher?.close();
+    publisher = undefined;
+    await queue.close();
+    connection.disconnect();
+    await server.destroy();
+  });
+
+  it("sends a batch when it is full and the rest once the flush interval passes, each event once and in order", async () => {
+    const { publisher } = start({ maxBuffered: 100, batchSize: 3, flushMs: 30 });
+    for (let n = 1; n <= 7; n++) publisher.publish(event(n));
+    const jobs = await waitFor(async () => {
+      const all = await queued();
+      return all.flat().length >= 7 && all;
+    });
+    expect(jobs).to.deep.equal([["req_1", "req_2", "req_3"], ["req_4", "req_5", "req_6"], ["req_7"]]);
+    expect(publisher.buffered).to.equal(0);
+  });
+
+  it("holds events while Redis is away, drops the oldest past its bound and counts them, and sends the rest once Redis is back", async () => {
+    const { publisher, dropped } = start({ maxBuffered: 6, batchSize: 500, flushMs: 10 });
+    await server.stop("SIGTERM");
+    await waitFor(() => connection.status !== "ready", { what: "the connection to notice Redis gone" });
+    for (let n = 1; n <= 10; n++) publisher.publish(event(n));
+    // The bound holds at once, Redis or not: the four oldest are out, and said to be.
+    expect(publisher.buffered).to.equal(6);
+    expect((await dropped.get()).values[0]?.value).to.equal(4);
+
+    await server.start();
+    const jobs = await waitFor(
+      async () => {
+        const all = await queued();
+        return all.flat().length >= 6 && all;
+      },
+      { timeoutMs: 20_000, what: "the held events sent after Redis came back" },
+    );
+    expect(jobs.flat()).to.deep.equal(["req_5", "req_6", "req_7", "req_8", "req_9", "req_10"]);
+    expect(publisher.buffered).to.equal(0);
+    expect((await dropped.get()).values[0]?.value).to.equal(4);
+  });
+
+  it("sends what it holds when drained at shutdown, without waiting for the flush interval", async () => {
+    const { publisher } = start({ maxBuffered: 100, batchSize: 500, flushMs: 60_000 });
+    publisher.publish(event(1));
+    publisher.publish(event(2));
+    await publisher.drain(5_000);
+    expect(await queued()).to.deep.equal([["req_1", "req_2"]]);
+    expect(publisher.buffered).to.equal(0);
+  });
+});
