@@ -515,6 +515,7 @@ http { access_log off;
       );
     }
   }
+  const cpu = (r: Run) => r.cpuUsPerReq;
   /** A phase's table at 32 connections (`phase`: "streamed", "paced"): rate and CPU per request against both floors. */
   const phaseTable = (phase: string, title: string, targetsOf: typeof targets, unit: string) => {
     const measured = targetsOf.filter((t) => results.has(`${t.name}@${phase}`));
@@ -527,8 +528,7 @@ http { access_log off;
       "|---|---|---|---|---|---|",
       ...measured.map((t) => {
         const k = `${t.name}@${phase}`;
-        const cpuOf = (r: Run) => r.cpuUsPerReq;
-        return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, cpuOf))} | ${ratio(k, `lean floor@${phase}`, cpuOf).toFixed(2)} | ${ratio(k, `bare http-proxy@${phase}`, cpuOf).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
+        return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, cpu))} | ${ratio(k, `lean floor@${phase}`, cpu).toFixed(2)} | ${ratio(k, `bare http-proxy@${phase}`, cpu).toFixed(2)} | ${avg(k, (r) => r.errors)} |`;
       }),
     ];
   };
@@ -563,7 +563,6 @@ http { access_log off;
     `Data-plane RSS after the runs: ${rssMb(dpPids).toFixed(0)} MB (${rss.toFixed(0)} MB right after load), ${DP_WORKERS} worker process(es), ${SECONDS} s per run, ${ROUNDS} interleaved rounds.`,
   );
   const t32 = (name: string, f: (r: Run) => number) => ratio(`${name}@32`, "lean floor@32", f);
-  const cpu = (r: Run) => r.cpuUsPerReq;
   const cpuOff = t32("terse (instruction only)", cpu);
   const cpuOn = t32("terse (all compression on)", cpu);
   const rpsOff = t32("terse (instruction only)", (r) => r.rps);
