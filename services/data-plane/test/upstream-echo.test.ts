@@ -1,16 +1,17 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
+import { jsonBody, type Reply as ModelReply, sseEvents } from "@terse/fake-provider";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import { type Harness, PROVIDER_KEY, startHarness } from "./harness.ts";
+import { type Harness, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
 
 // What an upstream sends back is relayed as sent, but never with the caller's provider key
 // in it, whatever the status and wherever it sits (a header, a redirect's Location or
 // body), and a stream's bytes are relayed as they came. The fake provider answers as the
 // providers do; this upstream answers as a misbehaving gateway might.
 
-type Reply = (req: IncomingMessage, res: ServerResponse) => void;
+type Reply = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
 /** Headers echoing what the upstream received: the OpenAI key's header, and the URL (Gemini's key). */
 const echoes = (req: IncomingMessage) => ({
@@ -38,8 +39,9 @@ describe("data plane: what a misbehaving upstream echoes", () => {
 
   before(async () => {
     upstream = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => reply(req, res));
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => reply(req, res, Buffer.concat(chunks).toString("utf8")));
     });
     await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", () => r()));
     const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
@@ -197,5 +199,125 @@ describe("data plane: what a misbehaving upstream echoes", () => {
       what: "the stream's usage event",
     });
     expect(event).to.include({ input_tokens: 3, output_tokens: 2 });
+  });
+  describe("recall, when a gateway compresses the answers anyway", () => {
+    /** A build log long enough for `standard` to cut, each line naming its number. */
+    const LOG = Array.from(
+      { length: 1_000 },
+      (_, i) => `[build ${String(i + 1).padStart(4, "0")}] compiled src/m${i + 1}.c`,
+    );
+    const usage = { input: 40, output: 5 };
+
+    for (const stream of [false, true]) {
+      it(`${stream ? "streamed" : "JSON"}: terse answers the model's terse_recall itself and the client gets one clean answer`, async () => {
+        const { rawKey, record } = await h.addKey({ context_compress: true, context_compress_level: "standard" });
+        const received: Record<string, unknown>[] = [];
+        reply = (_req, res, body) => {
+          const request = JSON.parse(body) as Record<string, unknown>;
+          received.push(request);
+          // The model recalls line 500 of the cut log by the handle its marker names, then answers.
+          const handle = /recall ([0-9a-f]{12})/.exec(body)?.[1] ?? "none";
+          const answer: ModelReply =
+            received.length === 1
+              ? { text: "", calls: [{ id: "call_r", name: "terse_recall", arguments: { handle, lines: "500" } }] }
+              : { text: "Line 500 compiled src/m500.c.", calls: [] };
+          const plain = stream
+            ? sseEvents("openai", "gpt-4o-mini", answer, usage, true).join("")
+            : JSON.stringify(jsonBody("openai", "gpt-4o-mini", answer, usage));
+          res.writeHead(200, {
+            "content-type": stream ? "text/event-stream" : "application/json",
+            "content-encoding": "gzip",
+          });
+          res.end(gzipSync(plain));
+        };
+        const call = {
+          id: "call_log",
+          type: "function" as const,
+          function: { name: "bash", arguments: '{"command":"make"}' },
+        };
+        const params = {
+          model: "gpt-4o-mini",
+          messages: [
+            { role: "user" as const, content: "The build failed. What does the log say?" },
+            { role: "assistant" as const, content: null, tool_calls: [call] },
+            { role: "tool" as const, tool_call_id: "call_log", content: LOG.join("\n") },
+          ],
+        };
+        const client = sdkClients(h.url, rawKey).openai();
+        const done = stream
+          ? await client.chat.completions.stream(params).finalChatCompletion()
+          : await client.chat.completions.create(params);
+
+        expect(done.choices[0]?.message.content).to.equal("Line 500 compiled src/m500.c.");
+        expect(done.choices[0]?.message.tool_calls ?? []).to.deep.equal([]);
+        expect(received, "a recall round was sent upstream").to.have.length(2);
+        const messages = (received[1] as { messages: { role: string; tool_call_id?: string; content: string }[] })
+          .messages;
+        const recalled = messages.find((m) => m.role === "tool" && m.tool_call_id === "call_r");
+        expect(recalled?.content).to.include(LOG[499]);
+        const event = await waitFor(
+          async () => (await h.events()).find((e) => e.key_id === record.key_id && e.recall_rounds === 1),
+          { what: "the request's usage event" },
+        );
+        expect(event).to.include({ input_tokens: 80, output_tokens: 10, estimated: false });
+      });
+    }
+
+    it("streamed: a recall round answered in a coding terse cannot undo ends the client's stream cut, metered once", async () => {
+      const { rawKey, record } = await h.addKey({ context_compress: true, context_compress_level: "standard" });
+      let calls = 0;
+      reply = (_req, res, body) => {
+        calls++;
+        const handle = /recall ([0-9a-f]{12})/.exec(body)?.[1] ?? "none";
+        if (calls === 1) {
+          const answer: ModelReply = {
+            text: "",
+            calls: [{ id: "call_r", name: "terse_recall", arguments: { handle } }],
+          };
+          res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" });
+          res.end(gzipSync(sseEvents("openai", "gpt-4o-mini", answer, usage, true).join("")));
+          return;
+        }
+        if (calls === 3) {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify(jsonBody("openai", "gpt-4o-mini", { text: "Later.", calls: [] }, usage)));
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "zstd" });
+        res.end(Buffer.from("\x28\xb5\x2f\xfd not really zstd\n\n", "latin1"));
+      };
+      const params = {
+        model: "gpt-4o-mini",
+        messages: [
+          { role: "user" as const, content: "The build failed. What does the log say?" },
+          {
+            role: "assistant" as const,
+            content: null,
+            tool_calls: [{ id: "call_log", type: "function" as const, function: { name: "bash", arguments: "{}" } }],
+          },
+          { role: "tool" as const, tool_call_id: "call_log", content: LOG.join("\n") },
+        ],
+      };
+      const client = sdkClients(h.url, rawKey).openai();
+      const outcome = await client.chat.completions
+        .stream(params)
+        .finalChatCompletion()
+        .then(
+          () => "whole",
+          () => "cut",
+        );
+      expect(outcome).to.equal("cut");
+      expect(calls).to.equal(2);
+      // A later call's event: the publisher sends in order, so the cut one's would be in by then, and any second copy.
+      await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] });
+      const mine = await waitFor(
+        async () => {
+          const events = (await h.events()).filter((e) => e.key_id === record.key_id);
+          return events.some((e) => e.recall_rounds === 0) ? events : undefined;
+        },
+        { what: "the later call's usage event" },
+      );
+      expect(mine.filter((e) => e.recall_rounds === 1)).to.have.length(1);
+    });
   });
 });

@@ -285,13 +285,13 @@ export function createProxyHandler(deps: ProxyDeps) {
     const status = proxyRes.statusCode ?? 502;
     const isSse = isEventStream(proxyRes.headers["content-type"]);
     const refused = isUpstreamRefusal(status);
-    // A gateway may compress a stream in spite of `accept-encoding: identity`. The tap and
-    // a filter read its text, so it is relayed decoded; in a coding terse cannot undo, as it
-    // came, unfiltered. Recall's loop reads uncoded streams only (docs/recall.md).
+    // A gateway may compress a stream in spite of `accept-encoding: identity`. The tap, a
+    // filter and recall's loop read its text, so it is relayed decoded; in a coding terse
+    // cannot undo, as it came, unfiltered, with no recall call answered (docs/recall.md).
     const events = isSse && !refused ? decodedStream(proxyRes, proxyRes.headers["content-encoding"]) : proxyRes;
     const decoded = events !== undefined && events !== proxyRes;
     const filter = isSse && !refused && events !== undefined ? ex.upstream.streamFilter?.() : undefined;
-    const recalls = ex.recall !== undefined && !refused && events === proxyRes;
+    const recalls = ex.recall !== undefined && !refused && events !== undefined;
     const rewritten = refused || filter !== undefined || recalls || decoded;
     const headers = responseHeaders(proxyRes.headers, rewritten, ex.providerKey);
     if (decoded) delete headers["content-encoding"];
@@ -306,7 +306,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       if (!proxyRes.complete) onProxyError(ex, res);
     });
     if (refused) relayError(ex, proxyRes, res, status);
-    else if (recalls && isSse) void relaySseWithRecall(recallHost(ex, res), proxyRes, res, filter);
+    else if (recalls && isSse) void relaySseWithRecall(recallHost(ex, res), proxyRes, events ?? proxyRes, res, filter);
     else if (recalls) void relayJsonWithRecall(recallHost(ex, res), proxyRes, res, headers);
     else if (isSse) relaySse(ex, events ?? proxyRes, res, filter);
     else relayJson(ex, proxyRes, res);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import {
   isRecord,
   type RecallCall,
@@ -10,6 +11,7 @@ import {
 } from "@terse/wire-formats";
 import { LAST_RECALL_NOTE, readRecallCall, recallAnswer } from "../domain/recall-answer.ts";
 import type { RecallStore } from "../infra/recall-store.ts";
+import { decodedStream, undoCodings } from "./content-coding.ts";
 import { isUpstreamRefusal } from "./headers.ts";
 import { writeChunk } from "./respond.ts";
 
@@ -69,18 +71,19 @@ export async function relayJsonWithRecall(
     const read = await readUpTo(upstream, host.maxAnswerBytes).catch(() => undefined);
     if (read === undefined) return host.over() ? undefined : host.fail();
     // Too large to read whole: relayed as it comes, memory bounded, nothing answered in it.
-    if (!Buffer.isBuffer(read)) return relayUnread(host, read, res, headers);
+    if (!Buffer.isBuffer(read)) return relayUnread(host, read, res, codedAs(headers, upstream));
     const raw = read;
-    const answer = parseObject(raw);
+    // A gateway may compress the answer in spite of `accept-encoding: identity`: read decoded.
+    const answer = parseObject(await plainOf(raw, upstream, host.maxAnswerBytes));
     host.observe(answer);
-    // Not JSON: nothing to answer in it, relayed as it came.
-    if (!answer) return send(res, 200, headers, raw, host);
+    // Not JSON (or in a coding terse cannot undo): nothing to answer in it, relayed as it came.
+    if (!answer) return send(res, 200, codedAs(headers, upstream), raw, host);
     const calls = host.format.calls(answer);
     if (calls.length === 0 || round >= host.maxRounds) {
-      if (round === 0 && calls.length === 0) return send(res, 200, headers, raw, host);
+      if (round === 0 && calls.length === 0) return send(res, 200, codedAs(headers, upstream), raw, host);
       const last = calls.length > 0 ? host.format.withoutRecall(answer) : answer;
       const merged = earlier.length > 0 ? host.format.merge(earlier, last, host.usageSoFar()) : last;
-      return send(res, 200, headers, Buffer.from(JSON.stringify(merged)), host);
+      return send(res, 200, codedAs(headers, undefined), Buffer.from(JSON.stringify(merged)), host);
     }
     const results = await answerCalls(host, calls, round);
     if (host.over()) return;
@@ -103,6 +106,7 @@ export async function relayJsonWithRecall(
 export async function relaySseWithRecall(
   host: RecallHost,
   first: IncomingMessage,
+  firstEvents: Readable,
   res: ServerResponse,
   filter: StreamFilter | undefined,
 ): Promise<void> {
@@ -110,8 +114,14 @@ export async function relaySseWithRecall(
   const out = (text: string) => write(res, filter ? filter.push(text) : text);
   let request = host.request;
   let upstream = first;
+  let events: Readable | undefined = firstEvents;
   for (let round = 0; ; round++) {
-    const whole = await pumpEvents(upstream, res, (raw, data) => {
+    // A later round's answer in a coding terse cannot undo: nothing of it can be relayed as events.
+    if (!events) {
+      upstream.destroy();
+      return host.fail();
+    }
+    const whole = await pumpEvents(upstream, events, res, (raw, data) => {
       host.observe(data);
       out(stream.push(raw, data));
     });
@@ -143,6 +153,7 @@ export async function relaySseWithRecall(
       upstream.resume();
       return host.fail();
     }
+    events = decodedStream(upstream, upstream.headers["content-encoding"]);
   }
 }
 
@@ -172,25 +183,29 @@ async function answerCall(host: RecallHost, call: RecallCall): Promise<RecallRes
 }
 
 /**
- * Relays one upstream stream's events to `onEvent`, pausing it while the client cannot
- * take more; resolves true when it ended whole, false when it was cut.
+ * Relays one upstream stream's events (`events`: its body decoded, or `upstream` itself)
+ * to `onEvent`, pausing it while the client cannot take more; resolves true when it
+ * ended whole, false when it was cut (the connection, or a decoder's error: bytes that
+ * are not what their coding says). The decoder ends only with a whole body, so the cut is
+ * watched on the response itself.
  */
 function pumpEvents(
   upstream: IncomingMessage,
+  events: Readable,
   res: ServerResponse,
   onEvent: (raw: string, data: unknown) => void,
 ): Promise<boolean> {
   return new Promise((resolve) => {
     const splitter = new SseSplitter(onEvent);
-    upstream.setEncoding("utf8");
-    upstream.on("data", (chunk: string) => {
+    events.setEncoding("utf8");
+    events.on("data", (chunk: string) => {
       splitter.push(chunk);
       if (res.writableNeedDrain) {
-        upstream.pause();
-        res.once("drain", () => upstream.resume());
+        events.pause();
+        res.once("drain", () => events.resume());
       }
     });
-    upstream.once("end", () => {
+    events.once("end", () => {
       splitter.flush();
       resolve(true);
     });
@@ -198,6 +213,7 @@ function pumpEvents(
       if (!upstream.complete) resolve(false);
     });
     upstream.once("error", () => resolve(false));
+    if (events !== upstream) events.on("error", () => resolve(false));
   });
 }
 
@@ -265,7 +281,30 @@ function write(res: ServerResponse, text: string): void {
   if (text.length > 0 && !res.destroyed) res.write(text);
 }
 
-function parseObject(raw: Buffer): Record<string, unknown> | undefined {
+/**
+ * An answer's bytes with the codings its Content-Encoding lists undone; undefined for a
+ * coding terse cannot undo or bytes that are not what it says (then nothing is read of it).
+ */
+async function plainOf(raw: Buffer, upstream: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const coding = upstream.headers["content-encoding"];
+  if (coding === undefined) return raw;
+  return undoCodings(raw, coding, maxBytes).catch(() => undefined);
+}
+
+/**
+ * The headers for a body coded as `upstream`'s answer was (its bytes relayed as they came),
+ * or, without one, for a plain body terse wrote: a later round's answer may be coded
+ * otherwise than the first, whose headers these are.
+ */
+function codedAs(headers: OutgoingHttpHeaders, upstream: IncomingMessage | undefined): OutgoingHttpHeaders {
+  const coding = upstream?.headers["content-encoding"];
+  if (coding === undefined) delete headers["content-encoding"];
+  else headers["content-encoding"] = coding;
+  return headers;
+}
+
+function parseObject(raw: Buffer | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
   try {
     const v: unknown = JSON.parse(raw.toString("utf8"));
     return isRecord(v) ? v : undefined;
