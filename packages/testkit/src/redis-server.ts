@@ -18,6 +18,10 @@ export interface RedisServer {
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port with the same data directory. */
   start(): Promise<void>;
+  /** Suspends it (SIGSTOP): connections stay open and commands sent wait unanswered, as on a stalled host. */
+  freeze(): void;
+  /** Lets a frozen server go on (SIGCONT): the waiting commands are answered. */
+  thaw(): void;
   /** Stops it and removes its data. */
   destroy(): Promise<void>;
 }
@@ -36,8 +40,15 @@ export async function startRedisServer(options: { appendfsync?: "everysec" | "al
       await proc.waitForOutput(/Ready to accept connections/);
     },
     async stop(signal = "SIGKILL") {
+      if (proc) process.kill(proc.child.pid as number, "SIGCONT"); // a frozen server cannot act on its signal
       await proc?.stop(signal);
       proc = undefined;
+    },
+    freeze() {
+      if (proc) process.kill(proc.child.pid as number, "SIGSTOP");
+    },
+    thaw() {
+      if (proc) process.kill(proc.child.pid as number, "SIGCONT");
     },
     async destroy() {
       await server.stop();

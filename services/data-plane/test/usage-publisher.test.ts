@@ -27,6 +27,17 @@ describe("usage publisher", () => {
     return jobs.map((job) => (eventsOfBatch(job.data) as UsageEvent[]).map((e) => e.event_id));
   }
 
+  /** The batch jobs once `n` events are in the queue (Redis restarted: up to 20 s for the publisher's backoff). */
+  function queuedOnce(n: number): Promise<string[][]> {
+    return waitFor(
+      async () => {
+        const all = await queued();
+        return all.flat().length >= n && all;
+      },
+      { timeoutMs: 20_000, what: `${n} events in the queue` },
+    );
+  }
+
   function start(options: { maxBuffered: number; batchSize?: number; flushMs?: number }) {
     const dropped = new Counter({ name: "dropped", help: "dropped", registers: [new Registry()] });
     publisher = new UsagePublisher(connection, logger, { ...options, dropped });
@@ -53,10 +64,7 @@ describe("usage publisher", () => {
   it("sends a batch when it is full and the rest once the flush interval passes, each event once and in order", async () => {
     const { publisher } = start({ maxBuffered: 100, batchSize: 3, flushMs: 30 });
     for (let n = 1; n <= 7; n++) publisher.publish(event(n));
-    const jobs = await waitFor(async () => {
-      const all = await queued();
-      return all.flat().length >= 7 && all;
-    });
+    const jobs = await queuedOnce(7);
     expect(jobs).to.deep.equal([["req_1", "req_2", "req_3"], ["req_4", "req_5", "req_6"], ["req_7"]]);
     expect(publisher.buffered).to.equal(0);
   });
@@ -71,16 +79,44 @@ describe("usage publisher", () => {
     expect((await dropped.get()).values[0]?.value).to.equal(4);
 
     await server.start();
-    const jobs = await waitFor(
-      async () => {
-        const all = await queued();
-        return all.flat().length >= 6 && all;
-      },
-      { timeoutMs: 20_000, what: "the held events sent after Redis came back" },
-    );
+    const jobs = await queuedOnce(6);
     expect(jobs.flat()).to.deep.equal(["req_5", "req_6", "req_7", "req_8", "req_9", "req_10"]);
     expect(publisher.buffered).to.equal(0);
     expect((await dropped.get()).values[0]?.value).to.equal(4);
+  });
+
+  it("never drops the batch being sent: past the bound while it is in flight, only waiting events go, and only as many as the bound says", async () => {
+    const { publisher, dropped } = start({ maxBuffered: 4, batchSize: 3, flushMs: 10 });
+    server.freeze();
+    for (let n = 1; n <= 3; n++) publisher.publish(event(n)); // a full batch: sent at once, held by the frozen Redis
+    await waitFor(() => publisher.beingSent === 3, { what: "the first batch in flight" });
+    for (let n = 4; n <= 10; n++) publisher.publish(event(n));
+    // Seven wait where four may: the three oldest of them go, and are said to.
+    expect((await dropped.get()).values[0]?.value).to.equal(3);
+    expect(publisher.buffered).to.equal(3 + 4);
+
+    server.thaw();
+    const jobs = await queuedOnce(7);
+    expect(jobs).to.deep.equal([["req_1", "req_2", "req_3"], ["req_7", "req_8", "req_9"], ["req_10"]]);
+    expect(publisher.buffered).to.equal(0);
+  });
+
+  it("puts a batch whose send failed back in front of what came since, and bounds them together, oldest dropped", async () => {
+    const { publisher, dropped } = start({ maxBuffered: 4, batchSize: 3, flushMs: 10 });
+    server.freeze();
+    for (let n = 1; n <= 3; n++) publisher.publish(event(n));
+    await waitFor(() => publisher.beingSent === 3, { what: "the first batch in flight" });
+    for (let n = 4; n <= 7; n++) publisher.publish(event(n)); // within the bound while the batch is out
+    expect((await dropped.get()).values[0]?.value).to.equal(0);
+
+    await server.stop("SIGKILL"); // the send fails: seven held where four may be
+    await waitFor(() => publisher.beingSent === 0, { what: "the failed send" });
+    expect((await dropped.get()).values[0]?.value).to.equal(3);
+    expect(publisher.buffered).to.equal(4);
+
+    await server.start();
+    const jobs = await queuedOnce(4);
+    expect(jobs.flat()).to.deep.equal(["req_4", "req_5", "req_6", "req_7"]);
   });
 
   it("sends what it holds when drained at shutdown, without waiting for the flush interval", async () => {

@@ -31,6 +31,8 @@ export interface UsagePublisherOptions {
 export class UsagePublisher {
   private readonly queue: Queue;
   private buffer: UsageEvent[] = [];
+  /** The batch being sent: out of the buffer, so the bound never counts or drops what may already be delivered. */
+  private inFlight: UsageEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private sending: Promise<void> | undefined;
   private failures = 0;
@@ -64,30 +66,44 @@ export class UsagePublisher {
 
   publish(event: UsageEvent): void {
     this.buffer.push(event);
-    if (this.buffer.length > this.options.maxBuffered) {
-      const dropped = this.buffer.splice(0, this.buffer.length - this.options.maxBuffered);
-      this.options.dropped?.inc(dropped.length);
-      this.logger.error({ dropped: dropped.length }, "usage buffer full: oldest events dropped");
-    }
+    this.bound();
     if (this.buffer.length >= this.batchSize) this.schedule(0);
     else this.schedule(this.flushMs);
   }
 
+  /** Events not yet known to be in the queue: waiting, and the batch being sent. */
   get buffered(): number {
-    return this.buffer.length;
+    return this.buffer.length + this.inFlight.length;
+  }
+
+  /** Events of the batch being sent now (0 between sends). */
+  get beingSent(): number {
+    return this.inFlight.length;
+  }
+
+  /**
+   * Drops the oldest waiting events past the bound, counted. A batch in flight is not the
+   * buffer's to drop (it may be in the queue already): while one is sent, the buffer may
+   * hold up to a batch more than the bound, until the send ends.
+   */
+  private bound(): void {
+    const over = this.buffer.length - this.options.maxBuffered;
+    if (over <= 0) return;
+    this.buffer.splice(0, over);
+    this.options.dropped?.inc(over);
+    this.logger.error({ dropped: over }, "usage buffer full: oldest events dropped");
   }
 
   /** Sends everything buffered (shutdown); gives up after `timeoutMs`. */
   async drain(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.buffer.length > 0 && Date.now() < deadline) {
+    while (this.buffered > 0 && Date.now() < deadline) {
       clearTimeout(this.timer);
       this.timer = undefined;
       await this.flush();
-      if (this.buffer.length > 0) await new Promise((r) => setTimeout(r, 100));
+      if (this.buffered > 0) await new Promise((r) => setTimeout(r, 100));
     }
-    if (this.buffer.length > 0)
-      this.logger.error({ lost: this.buffer.length }, "usage events not delivered at shutdown");
+    if (this.buffered > 0) this.logger.error({ lost: this.buffered }, "usage events not delivered at shutdown");
   }
 
   async close(): Promise<void> {
@@ -115,12 +131,16 @@ export class UsagePublisher {
 
   private async sendAll(): Promise<void> {
     while (this.buffer.length > 0) {
-      const batch = this.buffer.slice(0, this.batchSize);
+      this.inFlight = this.buffer.splice(0, this.batchSize);
       try {
-        await this.queue.add(USAGE_BATCH_JOB, encodeUsageBatch(batch));
-        this.buffer.splice(0, batch.length);
+        await this.queue.add(USAGE_BATCH_JOB, encodeUsageBatch(this.inFlight));
+        this.inFlight = [];
         this.failures = 0;
       } catch (err) {
+        // Not in the queue: back in front of what came since, oldest first, under the bound again.
+        this.buffer = this.inFlight.concat(this.buffer);
+        this.inFlight = [];
+        this.bound();
         this.failures++;
         const retryMs = Math.min(5_000, 100 * 2 ** Math.min(this.failures, 6));
         this.logger.warn(
