@@ -31,6 +31,11 @@ export async function startRedisServer(options: { appendfsync?: "everysec" | "al
   const port = await freePort();
   let proc: RunningProcess | undefined;
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
+  const signalIfRunning = (signal: NodeJS.Signals) => {
+    const child = proc?.child;
+    if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null)
+      process.kill(child.pid, signal);
+  };
   const server: RedisServer = {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -40,16 +45,12 @@ export async function startRedisServer(options: { appendfsync?: "everysec" | "al
       await proc.waitForOutput(/Ready to accept connections/);
     },
     async stop(signal = "SIGKILL") {
-      if (proc) process.kill(proc.child.pid as number, "SIGCONT"); // a frozen server cannot act on its signal
+      signalIfRunning("SIGCONT"); // a frozen server cannot act on its signal
       await proc?.stop(signal);
       proc = undefined;
     },
-    freeze() {
-      if (proc) process.kill(proc.child.pid as number, "SIGSTOP");
-    },
-    thaw() {
-      if (proc) process.kill(proc.child.pid as number, "SIGCONT");
-    },
+    freeze: () => signalIfRunning("SIGSTOP"),
+    thaw: () => signalIfRunning("SIGCONT"),
     async destroy() {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -53,6 +53,7 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     maxBuffered: config.USAGE_BUFFER_MAX_EVENTS,
     dropped: metrics.usageDropped,
   });
+  await publisher.ready(); // a data plane that cannot meter does not start
   const script = new AuthScript(redis, config.RATE_CREDIT_SECONDS);
   const local = await startLocalAuth(config, redis, subscriber, script, logger, metrics);
   const keyUse = new KeyUseNotes(redis);

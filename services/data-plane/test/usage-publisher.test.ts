@@ -51,6 +51,7 @@ describe("usage publisher", () => {
     connection.on("error", () => undefined);
     await waitFor(() => connection.status === "ready", { what: "the publisher's connection" });
     queue = new Queue(USAGE_QUEUE, { connection: { host: "127.0.0.1", port: server.port } });
+    queue.on("error", () => undefined); // the reader loses Redis too when a test stops it
   });
 
   afterEach(async () => {
@@ -87,6 +88,7 @@ describe("usage publisher", () => {
 
   it("never drops the batch being sent: past the bound while it is in flight, only waiting events go, and only as many as the bound says", async () => {
     const { publisher, dropped } = start({ maxBuffered: 4, batchSize: 3, flushMs: 10 });
+    await publisher.ready();
     server.freeze();
     for (let n = 1; n <= 3; n++) publisher.publish(event(n)); // a full batch: sent at once, held by the frozen Redis
     await waitFor(() => publisher.beingSent === 3, { what: "the first batch in flight" });
@@ -103,6 +105,7 @@ describe("usage publisher", () => {
 
   it("puts a batch whose send failed back in front of what came since, and bounds them together, oldest dropped", async () => {
     const { publisher, dropped } = start({ maxBuffered: 4, batchSize: 3, flushMs: 10 });
+    await publisher.ready();
     server.freeze();
     for (let n = 1; n <= 3; n++) publisher.publish(event(n));
     await waitFor(() => publisher.beingSent === 3, { what: "the first batch in flight" });
@@ -117,6 +120,24 @@ describe("usage publisher", () => {
     await server.start();
     const jobs = await queuedOnce(4);
     expect(jobs.flat()).to.deep.equal(["req_4", "req_5", "req_6", "req_7"]);
+  });
+
+  it("rebuilds its queue when Redis went away during the queue's start-up check, and sends once Redis is back", async () => {
+    // BullMQ asks Redis its version once, as a queue is made; a queue whose question failed refuses every add for good.
+    server.freeze();
+    const { publisher } = start({ maxBuffered: 100, batchSize: 500, flushMs: 10 });
+    publisher.publish(event(1));
+    await server.stop("SIGKILL");
+    const check = await publisher.ready().then(
+      () => "passed",
+      () => "failed",
+    );
+    expect(check, "the queue's start-up check").to.equal("failed");
+    await server.start();
+    publisher.publish(event(2));
+    const jobs = await queuedOnce(2);
+    expect(jobs.flat()).to.deep.equal(["req_1", "req_2"]);
+    await publisher.ready();
   });
 
   it("sends what it holds when drained at shutdown, without waiting for the flush interval", async () => {

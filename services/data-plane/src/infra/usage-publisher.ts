@@ -29,7 +29,9 @@ export interface UsagePublisherOptions {
  * so a batch sent twice (a retry after a lost reply) is still counted once downstream.
  */
 export class UsagePublisher {
-  private readonly queue: Queue;
+  private queue: Queue;
+  /** The queue's start-up check of Redis failed: it will refuse every add (renewQueueIfBroken). */
+  private queueBroken = false;
   private buffer: UsageEvent[] = [];
   /** The batch being sent: out of the buffer, so the bound never counts or drops what may already be delivered. */
   private inFlight: UsageEvent[] = [];
@@ -40,28 +42,21 @@ export class UsagePublisher {
   private readonly flushMs: number;
 
   constructor(
-    connection: Redis,
+    private readonly connection: Redis,
     private readonly logger: Logger,
     private readonly options: UsagePublisherOptions,
   ) {
-    this.queue = new Queue(USAGE_QUEUE, {
-      connection,
-      defaultJobOptions: {
-        attempts: 10,
-        backoff: { type: "exponential", delay: 1_000 },
-        // A done job's events are in Postgres; Redis keeps the last hundred to look at. At
-        // 2,500 requests/s a job holds 125 events, 28 KB in Redis as columns (81 as objects):
-        // the thousand kept before held 81 MB.
-        removeOnComplete: 100,
-        removeOnFail: false,
-      },
-    });
-    this.queue.on("error", () => undefined); // connection errors surface in send(); avoid an unhandled 'error'
+    this.queue = this.newQueue();
     // Below 10,000 requests/s the 50 ms timer, not the size, closes a batch: one add per
     // 50 ms whatever the rate. An add costs some 250 µs plus 2.4 µs per event (JSON, msgpack,
     // the socket): at 100 a batch, the fixed part was 2.5 µs per request.
     this.batchSize = options.batchSize ?? 500;
     this.flushMs = options.flushMs ?? 50;
+  }
+
+  /** Resolves once the queue can take batches (its start-up check of Redis is done); rejects if that check failed. */
+  async ready(): Promise<void> {
+    await this.queue.waitUntilReady();
   }
 
   publish(event: UsageEvent): void {
@@ -129,6 +124,40 @@ export class UsagePublisher {
     return this.sending;
   }
 
+  private newQueue(): Queue {
+    const queue = new Queue(USAGE_QUEUE, {
+      connection: this.connection,
+      defaultJobOptions: {
+        attempts: 10,
+        backoff: { type: "exponential", delay: 1_000 },
+        // A done job's events are in Postgres; Redis keeps the last hundred to look at. At
+        // 2,500 requests/s a job holds 125 events, 28 KB in Redis as columns (81 as objects):
+        // the thousand kept before held 81 MB.
+        removeOnComplete: 100,
+        removeOnFail: false,
+      },
+    });
+    queue.on("error", () => undefined); // connection errors surface in send(); avoid an unhandled 'error'
+    this.queueBroken = false;
+    queue.waitUntilReady().catch(() => {
+      if (this.queue === queue) this.queueBroken = true;
+    });
+    return queue;
+  }
+
+  /**
+   * BullMQ checks Redis once, when a queue is made (its version, by INFO); if Redis went
+   * away during that check, the queue refuses every add for good, whatever the
+   * connection does next. Such a queue is replaced; the connection is ours and stays.
+   */
+  private renewQueueIfBroken(): void {
+    if (!this.queueBroken) return;
+    const old = this.queue;
+    this.queue = this.newQueue();
+    void old.close().catch(() => undefined);
+    this.logger.warn("usage queue rebuilt: its start-up check of Redis had failed");
+  }
+
   private async sendAll(): Promise<void> {
     while (this.buffer.length > 0) {
       this.inFlight = this.buffer.splice(0, this.batchSize);
@@ -142,6 +171,7 @@ export class UsagePublisher {
         this.inFlight = [];
         this.bound();
         this.failures++;
+        this.renewQueueIfBroken();
         const retryMs = Math.min(5_000, 100 * 2 ** Math.min(this.failures, 6));
         this.logger.warn(
           { err: (err as Error).message, buffered: this.buffer.length, retryMs },
