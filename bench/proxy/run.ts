@@ -8,7 +8,7 @@
 // answer BENCH_STREAM_WORDS (300) events long, at 32 connections; then sequential streams'
 // time to first byte, with terse's own Server-Timing stages. CPU per request is read from
 // /proc for the proxy's own processes over each run.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -77,6 +77,14 @@ const STREAMED = process.env.BENCH_STREAMED !== "0";
  * core; at an equal rate each pays for its own work alone.
  */
 const PACED = process.env.BENCH_PACED !== "0";
+/**
+ * `BENCH_TOGETHER=0` skips the phase where the lean floor and terse take load at the same
+ * time (32 connections each, one wrk each): on a shared VM the host's other guests make
+ * whole runs of a target 1.5x dearer or not (rounds of one build read 0.95 and 1.69 in
+ * one run), and targets measured one after the other may fall into different states;
+ * measured at once, both are in the one state there is.
+ */
+const TOGETHER = process.env.BENCH_TOGETHER !== "0";
 /** The same request, streamed: the fake upstream sends `STREAM_WORDS` events, one write each. */
 const STREAM_BODY = JSON.stringify({ ...JSON.parse(BODY), stream: true, max_tokens: STREAM_WORDS });
 
@@ -85,6 +93,14 @@ function toMs(v: string): number {
   if (!m) return Number.NaN;
   const n = Number(m[1]);
   return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
+}
+
+/** What the benchmark sends load to: a URL, the headers it needs, and the processes whose CPU is its. */
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  pids: number[];
 }
 
 interface Run {
@@ -111,7 +127,16 @@ function wrk(
   body = BODY,
   delayMs?: number,
 ): Run {
-  const script = join(tmp, "post.lua");
+  const script = wrkScript("post.lua", headers, body, delayMs);
+  const before = cpuSeconds(pids);
+  const callsBefore = syscalls(pids);
+  const out = execFileSync("wrk", wrkArgs(connections, script, url)).toString();
+  return runOf(out, cpuSeconds(pids) - before, syscalls(pids) - callsBefore);
+}
+
+/** The Lua script of a run: the request, and the pacing when asked for. */
+function wrkScript(name: string, headers: Record<string, string>, body: string, delayMs?: number): string {
+  const script = join(tmp, name);
   writeFileSync(
     script,
     [
@@ -122,19 +147,21 @@ function wrk(
       ...(delayMs === undefined ? [] : [`function delay() return ${delayMs} end`]),
     ].join("\n"),
   );
-  const before = cpuSeconds(pids);
-  const callsBefore = syscalls(pids);
-  const out = execFileSync("wrk", [
-    "-t2",
-    `-c${connections}`,
-    `-d${SECONDS}s`,
-    "--latency",
-    "-s",
-    script,
-    url,
-  ]).toString();
-  const cpu = cpuSeconds(pids) - before;
-  const calls = syscalls(pids) - callsBefore;
+  return script;
+}
+
+const wrkArgs = (connections: number, script: string, url: string) => [
+  "-t2",
+  `-c${connections}`,
+  `-d${SECONDS}s`,
+  "--latency",
+  "-s",
+  script,
+  url,
+];
+
+/** A run's figures from wrk's output and the CPU seconds and system calls its target's processes spent meanwhile. */
+function runOf(out: string, cpu: number, calls: number): Run {
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   return {
@@ -146,6 +173,32 @@ function wrk(
     requests,
     errors,
   };
+}
+
+/**
+ * Runs wrk against several targets at the same time, `connections` each, the same body:
+ * each target's CPU per request is then read while the machine is in one state for all of
+ * them (see TOGETHER). Rejects, naming the target, if a wrk fails.
+ */
+async function wrkTogether(targets: Target[], connections: number): Promise<Run[]> {
+  const started = targets.map((t, i) => {
+    const script = wrkScript(`together-${i}.lua`, t.headers, BODY);
+    const cpu = cpuSeconds(t.pids);
+    const calls = syscalls(t.pids);
+    const child = spawn("wrk", wrkArgs(connections, script, t.url));
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    const exited = new Promise<string>((resolve, reject) =>
+      child.once("close", (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`wrk for ${t.name} exited ${code}`)),
+      ),
+    );
+    return { t, cpu, calls, exited };
+  });
+  const outs = await Promise.all(started.map((s) => s.exited));
+  return started.map((s, i) => runOf(outs[i] as string, cpuSeconds(s.t.pids) - s.cpu, syscalls(s.t.pids) - s.calls));
 }
 
 /**
@@ -353,7 +406,7 @@ http { access_log off;
   const basePort = BASELINE_TREES ? await freePort() : 0;
   const basePids = BASELINE_TREES ? await startDataPlane(BASELINE_TREES, basePort, BASELINE_NODE_FLAGS) : [];
 
-  const targets: { name: string; url: string; headers: Record<string, string>; pids: number[] }[] = [
+  const targets: Target[] = [
     {
       name: "direct",
       url: `http://127.0.0.1:${upstreamPort}/v1/chat/completions`,
@@ -469,6 +522,21 @@ http { access_log off;
     }
   }
 
+  // The lean floor and each terse target under load at the same time (see TOGETHER).
+  const floor = targets.find((t) => t.name === "lean floor" && selected(t.name));
+  const togetherTargets = targets.filter((t) => selected(t.name) && t.name.startsWith("terse"));
+  for (let round = 0; floor && TOGETHER && round < ROUNDS; round++) {
+    for (const t of inOrderOf(round, togetherTargets)) {
+      settle(everyPid);
+      const [f, r] = await wrkTogether([floor, t], 32);
+      results.set(`${t.name}@together`, [...(results.get(`${t.name}@together`) ?? []), r as Run]);
+      results.set(`lean floor@together with ${t.name}`, [
+        ...(results.get(`lean floor@together with ${t.name}`) ?? []),
+        f as Run,
+      ]);
+    }
+  }
+
   // Streams one at a time, the targets taking turns in blocks (A B C .., A B C ..) so that
   // a busy spell of the machine falls on all of them alike.
   const streamTargets = targets.filter(
@@ -546,6 +614,25 @@ http { access_log off;
       "request",
     ),
   );
+  const atOnce = togetherTargets.filter((t) => results.has(`${t.name}@together`));
+  /** Round by round, a terse target's CPU per request over the floor's in the same run at once; then the median. */
+  const togetherRatios = (name: string) => ratios(`${name}@together`, `lean floor@together with ${name}`, cpu);
+  if (atOnce.length > 0)
+    rows.push(
+      "",
+      "At once: the lean floor and one terse target under load at the same time, 32 connections each (one wrk each):",
+      "",
+      "| target | requests/s | CPU µs per request | lean floor beside it: requests/s, CPU µs per request | CPU x lean floor (round by round) |",
+      "|---|---|---|---|---|",
+      ...atOnce.map((t) => {
+        const k = `${t.name}@together`;
+        const f = `lean floor@together with ${t.name}`;
+        const each = togetherRatios(t.name)
+          .map((x) => x.toFixed(2))
+          .join(", ");
+        return `| ${t.name} | ${Math.round(avg(k, (r) => r.rps))} | ${Math.round(avg(k, cpu))} | ${Math.round(avg(f, (r) => r.rps))}, ${Math.round(avg(f, cpu))} | ${median(togetherRatios(t.name)).toFixed(2)} (${each}) |`;
+      }),
+    );
   rows.push(
     "",
     `Stream time to first byte, ${STREAMS} sequential streams per target (interleaved in blocks of ${BLOCK}), p50: direct ${ttDirect.toFixed(2)} ms; added by ${[
@@ -576,7 +663,7 @@ http { access_log off;
       .join(", ");
   rows.push(
     "",
-    ...["terse (instruction only)", "terse (all compression on)"]
+    ...["terse (instruction only)", "terse (all compression on)", "terse baseline (instruction only)"]
       .filter((name) => results.has(`${name}@32`))
       .map(
         (name) =>
@@ -594,6 +681,13 @@ http { access_log off;
     BASELINE_TREES
       ? `| added stream TTFB p50 <= half the baseline build's (${addedTtfb("terse baseline (instruction only)").toFixed(2)} ms) | ${ttTerse.toFixed(2)} ms | ${met(ttTerse <= addedTtfb("terse baseline (instruction only)") / 2)} |`
       : `| added stream TTFB p50 <= half of +0.68 ms (0.34) | ${ttTerse.toFixed(2)} ms | ${met(ttTerse <= 0.34)} |`,
+    ...["terse (instruction only)", "terse (all compression on)"]
+      .filter((name) => results.has(`${name}@together`))
+      .map((name) => {
+        const x = median(togetherRatios(name));
+        const bound = name.endsWith("(instruction only)") ? 1.25 : 1.5;
+        return `| (the same, the two under load at once) CPU per request, ${name.slice(7, -1)}, <= ${bound}x lean floor | ${x.toFixed(2)}x | ${met(x <= bound)} |`;
+      }),
     `| (not issue 16's measure) CPU per request, instruction only, paced, x lean floor | ${ratio("terse (instruction only)@paced", "lean floor@paced", cpu).toFixed(2)}x | - |`,
     `| added stream TTFB p50 <= 1.5x the bare http-proxy's (${ttBare.toFixed(2)} ms) | ${(ttTerse / ttBare).toFixed(2)}x | ${met(ttTerse <= 1.5 * ttBare)} |`,
   );
