@@ -5,8 +5,9 @@
 // code: lean-floor.mjs), the Portkey AI gateway (@portkey-ai/gateway 1.15 from npm), and
 // the terse data plane with auth, rate limit and metering on, compression off and on. A 2 KB
 // chat-completion body, wrk at 32 and 128 connections; then the same body streamed, the
-// answer BENCH_STREAM_WORDS (300) events long, at 32 connections; then sequential streams'
-// time to first byte, with terse's own Server-Timing stages. CPU per request is read from
+// answer BENCH_STREAM_WORDS (300) events long, at 32 connections; the floors and terse at one
+// paced rate; the lean floor and each terse target under load at once; then sequential
+// streams' time to first byte, with terse's own Server-Timing stages. CPU per request is read from
 // /proc for the proxy's own processes over each run.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
