@@ -19,7 +19,13 @@ describe("usage publisher", () => {
   let connection: Redis;
   let queue: Queue;
   let publisher: UsagePublisher | undefined;
-  const logger = createLogger({ service: "test", level: "silent" });
+  /** What the publisher wrote to its log in the current test. */
+  let logged: { msg?: string; dropped?: number }[] = [];
+  const logger = createLogger({
+    service: "test",
+    level: "error",
+    destination: { write: (line: string) => void logged.push(JSON.parse(line)) },
+  });
 
   /** Every batch job in the queue (no worker takes them), oldest first, as event ids. */
   async function queued(): Promise<string[][]> {
@@ -45,6 +51,7 @@ describe("usage publisher", () => {
   }
 
   beforeEach(async () => {
+    logged = [];
     server = await startRedisServer();
     // As the data plane connects (app.ts): no offline queue, so an add fails at once while Redis is away.
     connection = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
@@ -67,7 +74,7 @@ describe("usage publisher", () => {
     for (let n = 1; n <= 7; n++) publisher.publish(event(n));
     const jobs = await queuedOnce(7);
     expect(jobs).to.deep.equal([["req_1", "req_2", "req_3"], ["req_4", "req_5", "req_6"], ["req_7"]]);
-    expect(publisher.buffered).to.equal(0);
+    await waitFor(() => publisher.buffered === 0, { what: "the publisher to see its sends answered" });
   });
 
   it("holds events while Redis is away, drops the oldest past its bound and counts them, and sends the rest once Redis is back", async () => {
@@ -78,12 +85,17 @@ describe("usage publisher", () => {
     // The bound holds at once, Redis or not: the four oldest are out, and said to be.
     expect(publisher.buffered).to.equal(6);
     expect((await dropped.get()).values[0]?.value).to.equal(4);
+    // In the log once for the burst, not once per event dropped.
+    expect(logged.filter((l) => l.msg === "usage buffer full: oldest events dropped")).to.have.length(1);
 
     await server.start();
     const jobs = await queuedOnce(6);
     expect(jobs.flat()).to.deep.equal(["req_5", "req_6", "req_7", "req_8", "req_9", "req_10"]);
-    expect(publisher.buffered).to.equal(0);
+    await waitFor(() => publisher.buffered === 0, { what: "the publisher to see its sends answered" });
     expect((await dropped.get()).values[0]?.value).to.equal(4);
+    // The rest of the burst is said once a send gets through.
+    const said = logged.filter((l) => l.msg === "usage buffer full: oldest events dropped");
+    expect(said.map((l) => l.dropped)).to.deep.equal([1, 3]);
   });
 
   it("never drops the batch being sent: past the bound while it is in flight, only waiting events go, and only as many as the bound says", async () => {
@@ -100,7 +112,7 @@ describe("usage publisher", () => {
     server.thaw();
     const jobs = await queuedOnce(7);
     expect(jobs).to.deep.equal([["req_1", "req_2", "req_3"], ["req_7", "req_8", "req_9"], ["req_10"]]);
-    expect(publisher.buffered).to.equal(0);
+    await waitFor(() => publisher.buffered === 0, { what: "the publisher to see its sends answered" });
   });
 
   it("puts a batch whose send failed back in front of what came since, and bounds them together, oldest dropped", async () => {
@@ -146,6 +158,6 @@ describe("usage publisher", () => {
     publisher.publish(event(2));
     await publisher.drain(5_000);
     expect(await queued()).to.deep.equal([["req_1", "req_2"]]);
-    expect(publisher.buffered).to.equal(0);
+    await waitFor(() => publisher.buffered === 0, { what: "the publisher to see its sends answered" });
   });
 });

@@ -38,6 +38,9 @@ export class UsagePublisher {
   private timer: NodeJS.Timeout | undefined;
   private sending: Promise<void> | undefined;
   private failures = 0;
+  /** Events dropped since the last line that said so, and when that line was written (ms). */
+  private droppedUnsaid = 0;
+  private droppedSaidAt = Number.NEGATIVE_INFINITY;
   private readonly batchSize: number;
   private readonly flushMs: number;
 
@@ -78,15 +81,26 @@ export class UsagePublisher {
 
   /**
    * Drops the oldest waiting events past the bound, counted. A batch in flight is not the
-   * buffer's to drop (it may be in the queue already): while one is sent, the buffer may
-   * hold up to a batch more than the bound, until the send ends.
+   * buffer's to drop (it may be in the queue already): while one is sent, the publisher
+   * holds up to a batch more than the bound, until the send ends. Said in the log at most
+   * once a second (with how many since the last line): at full traffic through an outage,
+   * a line per event would be thousands a second.
    */
   private bound(): void {
     const over = this.buffer.length - this.options.maxBuffered;
     if (over <= 0) return;
     this.buffer.splice(0, over);
     this.options.dropped?.inc(over);
-    this.logger.error({ dropped: over }, "usage buffer full: oldest events dropped");
+    this.droppedUnsaid += over;
+    if (performance.now() - this.droppedSaidAt >= 1_000) this.sayDropped();
+  }
+
+  /** Logs the drops not yet said (the rest of a burst: once a send gets through, and at shutdown). */
+  private sayDropped(): void {
+    if (this.droppedUnsaid === 0) return;
+    this.logger.error({ dropped: this.droppedUnsaid }, "usage buffer full: oldest events dropped");
+    this.droppedUnsaid = 0;
+    this.droppedSaidAt = performance.now();
   }
 
   /** Sends everything buffered (shutdown); gives up after `timeoutMs`. */
@@ -98,6 +112,7 @@ export class UsagePublisher {
       await this.flush();
       if (this.buffered > 0) await new Promise((r) => setTimeout(r, 100));
     }
+    this.sayDropped();
     if (this.buffered > 0) this.logger.error({ lost: this.buffered }, "usage events not delivered at shutdown");
   }
 
@@ -165,6 +180,7 @@ export class UsagePublisher {
         await this.queue.add(USAGE_BATCH_JOB, encodeUsageBatch(this.inFlight));
         this.inFlight = [];
         this.failures = 0;
+        this.sayDropped();
       } catch (err) {
         // Not in the queue: back in front of what came since, oldest first, under the bound again.
         this.buffer = this.inFlight.concat(this.buffer);
