@@ -45,8 +45,12 @@ export async function startRedisServer(options: { appendfsync?: "everysec" | "al
       await proc.waitForOutput(/Ready to accept connections/);
     },
     async stop(signal = "SIGKILL") {
-      signalIfRunning("SIGCONT"); // a frozen server cannot act on its signal
-      await proc?.stop(signal);
+      const exited = proc?.stop(signal);
+      // A frozen server takes SIGKILL as it is; another signal waits until it runs again.
+      // Continued only after the signal is sent: run before a kill, it could still answer
+      // what a test froze it to hold unanswered.
+      if (signal !== "SIGKILL") signalIfRunning("SIGCONT");
+      await exited;
       proc = undefined;
     },
     freeze: () => signalIfRunning("SIGSTOP"),
