@@ -207,6 +207,23 @@ describe("data plane: what a misbehaving upstream echoes", () => {
       (_, i) => `[build ${String(i + 1).padStart(4, "0")}] compiled src/m${i + 1}.c`,
     );
     const usage = { input: 40, output: 5 };
+    /** The handle a request's cut marker names. */
+    const handleIn = (body: string) => /recall ([0-9a-f]{12})/.exec(body)?.[1] ?? "none";
+    /** The client's session: its question, the build it ran, and the log as the result. */
+    const askAboutLog = {
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "user" as const, content: "The build failed. What does the log say?" },
+        {
+          role: "assistant" as const,
+          content: null,
+          tool_calls: [
+            { id: "call_log", type: "function" as const, function: { name: "bash", arguments: '{"command":"make"}' } },
+          ],
+        },
+        { role: "tool" as const, tool_call_id: "call_log", content: LOG.join("\n") },
+      ],
+    };
 
     for (const stream of [false, true]) {
       it(`${stream ? "streamed" : "JSON"}: terse answers the model's terse_recall itself and the client gets one clean answer`, async () => {
@@ -216,7 +233,7 @@ describe("data plane: what a misbehaving upstream echoes", () => {
           const request = JSON.parse(body) as Record<string, unknown>;
           received.push(request);
           // The model recalls line 500 of the cut log by the handle its marker names, then answers.
-          const handle = /recall ([0-9a-f]{12})/.exec(body)?.[1] ?? "none";
+          const handle = handleIn(body);
           const answer: ModelReply =
             received.length === 1
               ? { text: "", calls: [{ id: "call_r", name: "terse_recall", arguments: { handle, lines: "500" } }] }
@@ -230,23 +247,10 @@ describe("data plane: what a misbehaving upstream echoes", () => {
           });
           res.end(gzipSync(plain));
         };
-        const call = {
-          id: "call_log",
-          type: "function" as const,
-          function: { name: "bash", arguments: '{"command":"make"}' },
-        };
-        const params = {
-          model: "gpt-4o-mini",
-          messages: [
-            { role: "user" as const, content: "The build failed. What does the log say?" },
-            { role: "assistant" as const, content: null, tool_calls: [call] },
-            { role: "tool" as const, tool_call_id: "call_log", content: LOG.join("\n") },
-          ],
-        };
         const client = sdkClients(h.url, rawKey).openai();
         const done = stream
-          ? await client.chat.completions.stream(params).finalChatCompletion()
-          : await client.chat.completions.create(params);
+          ? await client.chat.completions.stream(askAboutLog).finalChatCompletion()
+          : await client.chat.completions.create(askAboutLog);
 
         expect(done.choices[0]?.message.content).to.equal("Line 500 compiled src/m500.c.");
         expect(done.choices[0]?.message.tool_calls ?? []).to.deep.equal([]);
@@ -268,11 +272,10 @@ describe("data plane: what a misbehaving upstream echoes", () => {
       let calls = 0;
       reply = (_req, res, body) => {
         calls++;
-        const handle = /recall ([0-9a-f]{12})/.exec(body)?.[1] ?? "none";
         if (calls === 1) {
           const answer: ModelReply = {
             text: "",
-            calls: [{ id: "call_r", name: "terse_recall", arguments: { handle } }],
+            calls: [{ id: "call_r", name: "terse_recall", arguments: { handle: handleIn(body) } }],
           };
           res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" });
           res.end(gzipSync(sseEvents("openai", "gpt-4o-mini", answer, usage, true).join("")));
@@ -286,21 +289,9 @@ describe("data plane: what a misbehaving upstream echoes", () => {
         res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "zstd" });
         res.end(Buffer.from("\x28\xb5\x2f\xfd not really zstd\n\n", "latin1"));
       };
-      const params = {
-        model: "gpt-4o-mini",
-        messages: [
-          { role: "user" as const, content: "The build failed. What does the log say?" },
-          {
-            role: "assistant" as const,
-            content: null,
-            tool_calls: [{ id: "call_log", type: "function" as const, function: { name: "bash", arguments: "{}" } }],
-          },
-          { role: "tool" as const, tool_call_id: "call_log", content: LOG.join("\n") },
-        ],
-      };
       const client = sdkClients(h.url, rawKey).openai();
       const outcome = await client.chat.completions
-        .stream(params)
+        .stream(askAboutLog)
         .finalChatCompletion()
         .then(
           () => "whole",

@@ -30,8 +30,8 @@ export interface UsagePublisherOptions {
  */
 export class UsagePublisher {
   private queue: Queue;
-  /** The queue's start-up check of Redis failed: it will refuse every add (renewQueueIfBroken). */
-  private queueBroken = false;
+  /** A queue whose start-up check of Redis failed: it refuses every add (renewQueueIfBroken). */
+  private brokenQueue: Queue | undefined;
   private buffer: UsageEvent[] = [];
   /** The batch being sent: out of the buffer, so the bound never counts or drops what may already be delivered. */
   private inFlight: UsageEvent[] = [];
@@ -153,9 +153,8 @@ export class UsagePublisher {
       },
     });
     queue.on("error", () => undefined); // connection errors surface in send(); avoid an unhandled 'error'
-    this.queueBroken = false;
     queue.waitUntilReady().catch(() => {
-      if (this.queue === queue) this.queueBroken = true;
+      this.brokenQueue = queue;
     });
     return queue;
   }
@@ -166,7 +165,7 @@ export class UsagePublisher {
    * connection does next. Such a queue is replaced; the connection is ours and stays.
    */
   private renewQueueIfBroken(): void {
-    if (!this.queueBroken) return;
+    if (this.brokenQueue !== this.queue) return;
     const old = this.queue;
     this.queue = this.newQueue();
     void old.close().catch(() => undefined);
