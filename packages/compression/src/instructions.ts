@@ -7,6 +7,7 @@
 // gets shorter.
 
 import type { Intensity } from "@terse/keys/settings";
+import { TERSE_INSTRUCTION_TAG } from "@terse/wire-formats";
 
 export type { Intensity };
 
@@ -28,9 +29,7 @@ export const INSTRUCTIONS: Readonly<Record<Intensity, string>> = {
     `${KEEP_EXACT}`,
 };
 
-/** Marks our instruction so it can be recognised (and never added twice). */
-export const INSTRUCTION_TAG = "[terse]";
-
+/** The instruction for a level, opened by the tag that marks it as terse's (where a format must tell it apart). */
 export function instructionFor(intensity: Intensity): string {
-  return `${INSTRUCTION_TAG} ${INSTRUCTIONS[intensity]}`;
+  return `${TERSE_INSTRUCTION_TAG} ${INSTRUCTIONS[intensity]}`;
 }

@@ -151,7 +151,8 @@ export const dataPlaneEnv = z
     UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(10_000),
     /** Models can think for minutes before the first byte. */
     UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(300_000),
-    MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
+    /** Anthropic's own cap on a request (32 MB), the largest of the three: a PDF or images sent as base64 fit. */
+    MAX_BODY_BYTES: positiveInt(32 * 1024 * 1024),
     /** Usage events held in memory while Redis is unreachable; beyond it the oldest are dropped and counted. */
     USAGE_BUFFER_MAX_EVENTS: positiveInt(100_000),
     /**

@@ -24,8 +24,8 @@ export interface Route {
   pathModel?: string;
 }
 
-/** Gemini serves both API versions: Gemini CLI calls v1beta, @google/genai 3 calls v1. */
-const GEMINI_METHOD = /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
+/** Gemini serves every API version: Gemini CLI calls v1beta, @google/genai 3 calls v1, v1alpha has the newest fields. */
+const GEMINI_METHOD = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
 
 /**
  * Which provider endpoint a request is for, by method and path (the query is left

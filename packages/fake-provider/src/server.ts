@@ -4,7 +4,7 @@ import { modelList, tokenCountBody } from "./catalogue.ts";
 import { replyTo, type ScriptedToolCall } from "./reply.ts";
 import { responsesJsonBody, responsesSseEvents } from "./responses-wire.ts";
 import { type Endpoint, isGeneration, keyOf, type Provider, routeOf } from "./routes.ts";
-import { errorBody, jsonBody, sseEvents, type Usage } from "./wire.ts";
+import { errorBody, geminiRefusal, jsonBody, sseEvents, type Usage } from "./wire.ts";
 
 /** What the fake upstream received, for assertions. */
 export interface ReceivedRequest {
@@ -242,6 +242,13 @@ export async function startFakeProvider(options: { record?: boolean } = {}): Pro
     if (endpoint === "models") return sendJson(modelList(provider));
     if (!isGeneration(endpoint)) return sendJson(tokenCountBody(provider, body));
     const model = String(body.model ?? route.pathModel ?? "fake-model");
+    const refusal = provider === "gemini" ? geminiRefusal(body, model) : null;
+    if (refusal !== null) {
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { code: 400, message: refusal, status: "INVALID_ARGUMENT" } }));
+      return;
+    }
     const reply = replyTo(endpoint, body, b.text, b.toolCall);
     const responses = endpoint === "responses";
     if (!wantsStream(endpoint, body)) {

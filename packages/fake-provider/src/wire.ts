@@ -218,6 +218,23 @@ function geminiEvents(model: string, reply: Reply, usage: Usage): string[] {
   });
 }
 
+/**
+ * What the real Gemini API refuses of a generation request that terse could cause by
+ * adding its instruction or its tool: a system instruction or tools beside a cached
+ * content, and either of them for a Gemma model. The message, or null.
+ */
+export function geminiRefusal(body: Record<string, unknown>, model: string): string | null {
+  const system = body.systemInstruction ?? body.system_instruction;
+  const tools = body.tools ?? body.toolConfig ?? body.tool_config;
+  if ((body.cachedContent ?? body.cached_content) !== undefined && (system !== undefined || tools !== undefined)) {
+    return "CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config.\n\nProposed fix: move those values to CachedContent from GenerateContent request.";
+  }
+  if (!model.startsWith("gemma-")) return null;
+  if (system !== undefined) return `Developer instruction is not enabled for models/${model}`;
+  if (body.tools !== undefined) return `Function calling is not enabled for models/${model}`;
+  return null;
+}
+
 /** Each provider's error envelope. OpenAI partly echoes the key it refused, as the real API does. */
 export function errorBody(provider: Provider, status: number, providerKey: string | undefined): unknown {
   const key = providerKey ?? "";

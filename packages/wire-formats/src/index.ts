@@ -11,7 +11,13 @@ export { isRecord } from "./json.ts";
 export { commandOutputTexts, ObservationReader, splitObservation } from "./observation.ts";
 export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";
 export * from "./recall.ts";
-export type { PairingCheck, RequestFormat, ResultTransform, ToolResultMapper } from "./request-view.ts";
+export {
+  type PairingCheck,
+  type RequestFormat,
+  type ResultTransform,
+  TERSE_INSTRUCTION_TAG,
+  type ToolResultMapper,
+} from "./request-view.ts";
 export { SseSplitter } from "./sse.ts";
 export { splitToolOutput } from "./tool-output.ts";
 

@@ -50,9 +50,16 @@ export interface RecallResult {
  */
 export interface RecallFormat {
   /**
+   * Whether terse_recall can be declared in this request (to `model`, when known): not
+   * when the caller declares a tool of that name (its calls are the caller's), nor where
+   * the format or the model takes no tool here. Asked before compressing: where the
+   * model cannot call the tool, the cuts' markers name no handle.
+   */
+  takesTool(body: Record<string, unknown>, model: string | undefined): boolean;
+  /**
    * The request with terse_recall declared last among its tools, the same bytes in
-   * every request (prefix stability). A request that declares a tool of that name
-   * already is returned as it is.
+   * every request (prefix stability). A request that does not take the tool (takesTool,
+   * the model aside) is returned as it is.
    */
   withTool(body: Record<string, unknown>): Record<string, unknown>;
   /** The terse_recall calls in an answer, in order; [] when it makes none. */

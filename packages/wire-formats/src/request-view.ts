@@ -6,6 +6,9 @@ import { commandOf } from "./tool-command.ts";
 // slot, its tool results, its prompt text, and the rules of tool-call pairing that a
 // compressed request must still satisfy.
 
+/** Opens terse's response instruction, so a format can tell it from a caller's system text. */
+export const TERSE_INSTRUCTION_TAG = "[terse]";
+
 /**
  * A format's rules for tool calls and their results, as its API enforces them: the
  * broken rules, empty when the request is valid (the benchmark and the tests run every

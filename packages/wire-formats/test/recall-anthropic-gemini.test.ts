@@ -494,6 +494,19 @@ describe("recall in Gemini generateContent", () => {
     it("does not declare terse_recall beside a JSON response, which Gemini refuses with function declarations", () => {
       const jsonMode = frozen({ ...request, generationConfig: { responseMimeType: "application/json" } });
       expect(recall.withTool(jsonMode)).to.equal(jsonMode);
+      expect(recall.takesTool(jsonMode, "gemini-2.5-flash")).to.equal(false);
+    });
+
+    it("takes no tool where Gemini takes none: beside a cached content, for a Gemma model, beside the caller's own", () => {
+      expect(recall.takesTool(request, "gemini-2.5-flash")).to.equal(true);
+      expect(recall.takesTool(request, undefined)).to.equal(true);
+      const cached = frozen({ ...request, cachedContent: "cachedContents/abc" });
+      expect(recall.takesTool(cached, "gemini-2.5-flash")).to.equal(false);
+      expect(recall.withTool(cached)).to.equal(cached);
+      expect(recall.takesTool({ ...request, cached_content: "cachedContents/abc" }, undefined)).to.equal(false);
+      expect(recall.takesTool(request, "gemma-3-27b-it")).to.equal(false);
+      expect(recall.takesTool(request, "models/gemma-3n-e4b-it")).to.equal(false);
+      expect(recall.takesTool(recall.withTool(request), "gemini-2.5-flash")).to.equal(false);
     });
 
     it("declares terse_recall in a tool object of its own, last, the same bytes in every request, once", () => {

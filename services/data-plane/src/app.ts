@@ -78,7 +78,9 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
     if (lifecycle.shuttingDown) res.setHeader("Connection", "close");
     const resolved = resolveOperation(path, req.headers);
     if (resolved) {
-      if (req.method !== resolved.op.method) return void fail(req, res, new ApiError("method_not_allowed"));
+      if (req.method !== resolved.op.method) {
+        return void fail(req, res, new ApiError("method_not_allowed", { headers: { Allow: resolved.op.method } }));
+      }
       return void proxy(req, res, resolved);
     }
     if (req.method === "GET" && path === "/healthz") return void json(res, 200, { status: "ok" });

@@ -1,7 +1,7 @@
 import { countTokensOf } from "@terse/fake-provider";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
-import { type Harness, logLines, PROVIDER_KEY, startHarness, sdkClients } from "./harness.ts";
+import { type Harness, logLines, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
 
 // The endpoints coding agents call besides generation, through the official SDKs: the
 // Responses API (Codex CLI's only wire), Anthropic's count_tokens (Claude Code decides
@@ -129,6 +129,127 @@ describe("data plane: the endpoints agents call", () => {
       expect(got?.path).to.match(/^\/v1beta\/models\/gemini-2\.5-flash:countTokens$/);
       expect(got?.query.key).to.equal(PROVIDER_KEY);
       expect(res.totalTokens).to.equal(countTokensOf(got?.body ?? {}));
+    });
+  });
+
+  describe("token counts of a key with context compression: what the model call will send", () => {
+    type Sent = Record<string, unknown>;
+    const sentAt = (i: number) => (h.fake.received[i]?.body ?? {}) as Sent;
+    const pick = (body: Sent, fields: string[]) => JSON.stringify(fields.map((f) => body[f]));
+
+    it("Anthropic count_tokens counts the call's system, messages and tools, terse_recall among them", async () => {
+      const params = {
+        model: "claude-sonnet-4-5",
+        system: "You are Claude Code.",
+        tools: [{ name: "Bash", description: "Runs a command.", input_schema: { type: "object" as const } }],
+        messages: [
+          { role: "user" as const, content: "Why does the worker stall?" },
+          {
+            role: "assistant" as const,
+            content: [{ type: "tool_use" as const, id: "toolu_1", name: "Bash", input: { command: "cat app.log" } }],
+          },
+          {
+            role: "user" as const,
+            content: [{ type: "tool_result" as const, tool_use_id: "toolu_1", content: LONG_LOG }],
+          },
+        ],
+      };
+      const client = sdkClients(h.url, compressingKey).anthropic();
+      const counted = await client.messages.countTokens(params);
+      await client.messages.create({ ...params, max_tokens: 10 });
+      const [count, call] = [sentAt(0), sentAt(1)];
+      const fields = ["system", "messages", "tools"];
+      expect(pick(count, fields)).to.equal(pick(call, fields));
+      expect(JSON.stringify(count.tools)).to.include('"terse_recall"');
+      expect(JSON.stringify(count.messages).length).to.be.lessThan(LONG_LOG.length / 2);
+      expect(counted.input_tokens).to.equal(countTokensOf(count));
+    });
+
+    it("Gemini countTokens of bare contents (as @google/genai sends them) counts the call's request, wrapped", async () => {
+      const client = sdkClients(h.url, compressingKey).gemini();
+      const contents = [{ role: "user", parts: [{ text: "Count me, then answer me." }] }];
+      await client.models.countTokens({ model: "gemini-2.5-flash", contents });
+      await client.models.generateContent({ model: "gemini-2.5-flash", contents });
+      const wrapped = sentAt(0).generateContentRequest as Sent;
+      expect(Object.keys(sentAt(0))).to.deep.equal(["generateContentRequest"]);
+      expect(wrapped.model).to.equal("models/gemini-2.5-flash");
+      const fields = ["contents", "systemInstruction", "tools"];
+      expect(pick(wrapped, fields)).to.equal(pick(sentAt(1), fields));
+      expect(JSON.stringify(wrapped.systemInstruction)).to.include("[terse]");
+      expect(JSON.stringify(wrapped.tools)).to.include('"terse_recall"');
+    });
+  });
+
+  describe("Gemini requests that take no system instruction and no tools", () => {
+    type Sent = { contents: { role: string; parts: { text?: string }[] }[] } & Record<string, unknown>;
+    const sent = () => h.fake.received[0]?.body as Sent;
+
+    it("one naming a cached content: terse's instruction opens the first user turn, no tool, and Gemini answers", async () => {
+      const res = await sdkClients(h.url, compressingKey)
+        .gemini()
+        .models.generateContent({
+          model: "gemini-2.5-flash",
+          contents: "Summarise the cached file.",
+          config: { cachedContent: "cachedContents/abc123" },
+        });
+      expect(res.text).to.equal("Hello from the fake.");
+      const body = sent();
+      expect(body.cachedContent).to.equal("cachedContents/abc123");
+      expect(body).not.to.have.property("systemInstruction");
+      expect(body).not.to.have.property("tools");
+      expect(body.contents[0]?.parts.map((p) => p.text)).to.satisfy(
+        (texts: string[]) => texts[0]?.startsWith("[terse] ") && texts.at(-1) === "Summarise the cached file.",
+      );
+    });
+
+    it("one to a Gemma model: the same, the first turn the same in every request of the session", async () => {
+      const client = sdkClients(h.url, compressingKey).gemini();
+      const first = { role: "user", parts: [{ text: "What is 2+2?" }] };
+      await client.models.generateContent({ model: "gemma-3-27b-it", contents: [first] });
+      const opening = JSON.stringify(sent().contents[0]);
+      h.fake.reset();
+      const later = [first, { role: "model", parts: [{ text: "4" }] }, { role: "user", parts: [{ text: "And 3+3?" }] }];
+      const res = await client.models.generateContent({ model: "gemma-3-27b-it", contents: later });
+      expect(res.text).to.equal("Hello from the fake.");
+      expect(sent()).not.to.have.property("systemInstruction");
+      expect(sent()).not.to.have.property("tools");
+      expect(JSON.stringify(sent().contents[0])).to.equal(opening).and.include("[terse] ");
+      expect(sent().contents).to.have.length(3);
+    });
+
+    it("a caller's own system instruction to a Gemma model is left where it was sent: Gemini refuses it as it would", async () => {
+      const err = await sdkClients(h.url, rawKey)
+        .gemini()
+        .models.generateContent({
+          model: "gemma-3-27b-it",
+          contents: "Hi",
+          config: { systemInstruction: "Be brief." },
+        })
+        .catch((e: unknown) => e);
+      expect(String(err)).to.include("Developer instruction is not enabled for models/gemma-3-27b-it");
+      expect(JSON.stringify(sent().systemInstruction)).to.include("Be brief.");
+    });
+
+    it("the version the caller named goes upstream, but v1, which lacks the fields terse adds", async () => {
+      const call = (version: string) =>
+        fetch(`${h.url}/${version}/models/gemini-2.5-flash:generateContent`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${rawKey}`,
+            "x-provider-key": PROVIDER_KEY,
+            "content-type": "application/json",
+          },
+          body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+        });
+      for (const [version, upstream] of [
+        ["v1alpha", "v1alpha"],
+        ["v1beta", "v1beta"],
+        ["v1", "v1beta"],
+      ]) {
+        h.fake.reset();
+        expect((await call(version ?? "")).status).to.equal(200);
+        expect(h.fake.received[0]?.path).to.equal(`/${upstream}/models/gemini-2.5-flash:generateContent`);
+      }
     });
   });
 

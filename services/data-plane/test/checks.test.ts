@@ -39,6 +39,7 @@ describe("data plane: checks before the upstream", () => {
     expect(got).to.equal(status);
     expect(error.message).to.equal(message);
     expect(res.headers.get("x-request-id")).to.match(/^req_/);
+    expect(res.headers.get("request-id")).to.equal(res.headers.get("x-request-id"));
     expect(h.fake.received).to.have.length(0);
     return res;
   }
@@ -249,9 +250,9 @@ describe("data plane: checks before the upstream", () => {
       expect(((await unknown.json()) as { error: { message: string } }).error.message).to.equal(
         "Unsupported content encoding",
       );
-      // 11 MB of spaces inside a JSON string: a few kilobytes on the wire.
-      const bomb = gzipSync(`{"model":"m","messages":[],"x":"${" ".repeat(11 * 1024 * 1024)}"}`);
-      expect(bomb.length).to.be.lessThan(64 * 1024);
+      // 33 MB of spaces inside a JSON string: some 32 kilobytes on the wire.
+      const bomb = gzipSync(`{"model":"m","messages":[],"x":"${" ".repeat(33 * 1024 * 1024)}"}`);
+      expect(bomb.length).to.be.lessThan(128 * 1024);
       expect((await send("gzip", bomb)).status).to.equal(413);
       expect(h.fake.received).to.have.length(0);
     });
@@ -302,8 +303,31 @@ describe("data plane: checks before the upstream", () => {
       }
     });
 
-    it("413 for a 20 MB body", async () => {
-      const big = JSON.stringify({ model: "m", messages: [{ role: "user", content: "x".repeat(20 * 1024 * 1024) }] });
+    it("forwards a 12 MB body (a PDF sent as base64, under Anthropic's 32 MB cap)", async () => {
+      const pdf = Buffer.alloc(9 * 1024 * 1024, 1).toString("base64");
+      const res = await fetch(`${h.url}/v1/messages`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "claude-sonnet-4-5",
+          max_tokens: 100,
+          messages: [
+            {
+              role: "user",
+              content: [
+                { type: "document", source: { type: "base64", media_type: "application/pdf", data: pdf } },
+                { type: "text", text: "Summarise it." },
+              ],
+            },
+          ],
+        }),
+      });
+      expect(res.status).to.equal(200);
+      expect(JSON.stringify(h.fake.received[0]?.body)).to.include(pdf);
+    });
+
+    it("413 for a body over 32 MiB", async () => {
+      const big = JSON.stringify({ model: "m", messages: [{ role: "user", content: "x".repeat(32 * 1024 * 1024) }] });
       const res = await fetch(`${h.url}/v1/chat/completions`, {
         method: "POST",
         headers: { ...auth, "content-type": "application/json" },
@@ -314,8 +338,13 @@ describe("data plane: checks before the upstream", () => {
       expect(h.fake.received).to.have.length(0);
     });
 
-    it("405 for GET on a proxy route and 404 for an unknown path", async () => {
-      expect((await fetch(`${h.url}/v1/chat/completions`, { headers: auth })).status).to.equal(405);
+    it("405 for GET on a proxy route, saying what it allows, and 404 for an unknown path", async () => {
+      const wrong = await fetch(`${h.url}/v1/chat/completions`, { headers: auth });
+      expect(wrong.status).to.equal(405);
+      expect(wrong.headers.get("allow")).to.equal("POST");
+      expect((await fetch(`${h.url}/v1beta/models`, { method: "POST", headers: auth })).headers.get("allow")).to.equal(
+        "GET",
+      );
       expect((await fetch(`${h.url}/v1/nope`, { method: "POST", headers: auth })).status).to.equal(404);
     });
   });

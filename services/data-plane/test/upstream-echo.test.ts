@@ -4,6 +4,7 @@ import { gzipSync } from "node:zlib";
 import { jsonBody, type Reply as ModelReply, sseEvents } from "@terse/fake-provider";
 import { waitFor } from "@terse/testkit";
 import { expect } from "chai";
+import OpenAI from "openai";
 import { type Harness, PROVIDER_KEY, sdkClients, startHarness } from "./harness.ts";
 
 // What an upstream sends back is relayed as sent, but never with the caller's provider key
@@ -123,6 +124,40 @@ describe("data plane: what a misbehaving upstream echoes", () => {
       what: "the answer's usage event",
     });
     expect(event).to.include({ input_tokens: 5, output_tokens: 3, estimated: false });
+  });
+
+  describe("a refusal a gateway compressed anyway", () => {
+    const refusal = (req: IncomingMessage) => ({
+      error: { message: `Rate limit reached for ${req.headers.authorization}`, type: "requests", code: "rate_limit" },
+    });
+
+    it("reaches the SDK decoded, without the key: its error class, message and retry-after as the provider sent them", async () => {
+      reply = (req, res) => {
+        res.writeHead(429, { "content-type": "application/json", "content-encoding": "gzip", "retry-after": "7" });
+        res.end(gzipSync(JSON.stringify(refusal(req))));
+      };
+      const client = sdkClients(h.url, auth.authorization?.slice("Bearer ".length) ?? "").openai();
+      const err = await client.chat.completions
+        .create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(OpenAI.RateLimitError);
+      const refused = err as InstanceType<typeof OpenAI.RateLimitError>;
+      expect(refused.message).to.equal("429 Rate limit reached for Bearer [REDACTED]");
+      expect(refused.headers.get("retry-after")).to.equal("7");
+      expect(refused.headers.get("content-encoding")).to.equal(null);
+    });
+
+    it("in a coding terse cannot undo: the status and headers, without the body it could not search", async () => {
+      reply = (req, res) => {
+        res.writeHead(429, { "content-type": "application/json", "content-encoding": "zstd", "retry-after": "7" });
+        res.end(Buffer.from(JSON.stringify(refusal(req))));
+      };
+      const res = await fetch(`${h.url}/v1/chat/completions`, { method: "POST", headers: auth, body: chat() });
+      expect(res.status).to.equal(429);
+      expect(res.headers.get("retry-after")).to.equal("7");
+      expect(res.headers.get("content-encoding")).to.equal(null);
+      expect(await res.text()).to.equal("");
+    });
   });
 
   /** A streamed chat completion, by default one the caller did not ask usage of (terse asks, and filters its chunk out). */

@@ -53,13 +53,14 @@ function withoutRecall(answer: Json): Json {
   return { ...answer, content, stop_reason: ended ? "end_turn" : answer.stop_reason };
 }
 
+const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
+const takesTool = (body: Json): boolean => !toolsOf(body).some((t) => isRecord(t) && t.name === RECALL_TOOL_NAME);
+
 export const messagesRecall: RecallFormat = {
-  withTool(body) {
-    const tools = Array.isArray(body.tools) ? body.tools : [];
-    if (tools.some((t) => isRecord(t) && t.name === RECALL_TOOL_NAME)) return body;
-    // Last, without cache_control: a caller's breakpoint stays on the tool it marked.
-    return withField(body, "tools", [...tools, RECALL_TOOL]);
-  },
+  takesTool,
+
+  // Last, without cache_control: a caller's breakpoint stays on the tool it marked.
+  withTool: (body) => (takesTool(body) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
 
   calls: (answer) => contentOf(answer).filter(isRecallCall).map(callOf),
 

@@ -1,5 +1,6 @@
 import type { Operation, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, paramsOf, stringOf } from "../json.ts";
+import { closedRequestReason, withInstructionInFirstTurn } from "./closed-request.ts";
 import { JsonArrayStream } from "./json-array-stream.ts";
 import { geminiPairing } from "./pairing.ts";
 import { geminiRecall } from "./recall.ts";
@@ -69,13 +70,16 @@ export const gemini: WireFormatAdapter = {
 
   compressible(body, op) {
     if (op.kind === "generate") return { body, put: (c) => c };
-    // countTokens counts a whole request only when it is wrapped in generateContentRequest;
-    // bare `contents` have no system slot, and are counted as sent.
+    if (op.kind !== "count_tokens") return null;
+    // countTokens counts a whole request only when it is wrapped in generateContentRequest.
     const inner = body.generateContentRequest;
-    if (op.kind === "count_tokens" && isRecord(inner)) {
-      return { body: inner, put: (c) => ({ ...body, generateContentRequest: c }) };
-    }
-    return null;
+    if (isRecord(inner)) return { body: inner, put: (c) => ({ ...body, generateContentRequest: c }) };
+    // Bare `contents` (what @google/genai sends) have no slot for the instruction or the
+    // tool: they are counted as the request terse would send, wrapped as one.
+    if (!Array.isArray(body.contents) || op.pathModel === undefined) return null;
+    const { contents, ...rest } = body;
+    const model = `models/${op.pathModel}`;
+    return { body: { contents }, put: (c) => ({ ...rest, generateContentRequest: { model, ...c } }) };
   },
 
   upstream({ base, op, body, providerKey, model, query }) {
@@ -85,11 +89,21 @@ export const gemini: WireFormatAdapter = {
     let path = op.path;
     let sent = body;
     let asArray = false;
-    if (op.kind === "count_tokens") path = `/v1beta/models/${encodeURIComponent(model ?? "")}:countTokens`;
+    // The version the caller named, but v1 (the SDKs' default): terse may add fields
+    // (systemInstruction) that v1 lacks; v1beta serves every field of v1, and v1alpha,
+    // asked for its own fields, every field of v1beta.
+    const version = op.path.startsWith("/v1alpha/") ? "v1alpha" : "v1beta";
+    if (op.kind === "count_tokens") {
+      path = `/${version}/models/${encodeURIComponent(model ?? "")}:countTokens`;
+      const inner = body?.generateContentRequest;
+      if (body && isRecord(inner) && closedRequestReason(inner, model)) {
+        sent = { ...body, generateContentRequest: withInstructionInFirstTurn(inner) };
+      }
+    }
     if (op.kind === "generate") {
       // The real API rejects unknown fields: model and stream are terse's, not Gemini's.
       const { model: _m, stream: _s, ...rest } = body ?? {};
-      sent = rest;
+      sent = closedRequestReason(rest, model) ? withInstructionInFirstTurn(rest) : rest;
       // Asked for as SSE always; a native stream call that did not ask for SSE gets the
       // JSON array Gemini sends it, rebuilt from the events (json-array-stream.ts).
       if (stream) {
@@ -97,9 +111,7 @@ export const gemini: WireFormatAdapter = {
         params.set("alt", "sse");
       }
       const method = stream ? "streamGenerateContent" : "generateContent";
-      // Always v1beta upstream, whatever version the caller named: the fields terse may
-      // add (systemInstruction) are v1beta's, and it serves every field of v1.
-      path = `/v1beta/models/${encodeURIComponent(model ?? "")}:${method}`;
+      path = `/${version}/models/${encodeURIComponent(model ?? "")}:${method}`;
     }
     params.set("key", providerKey);
     return {

@@ -9,6 +9,7 @@ import {
   type RecallStream,
   recallToolParameters,
 } from "../recall.ts";
+import { closedRequestReason } from "./closed-request.ts";
 import { geminiFormat } from "./request-view.ts";
 
 // Recall in Gemini generateContent: terse_recall is declared in a tool object of its own,
@@ -109,16 +110,22 @@ function withPrior(meta: Json, prior: ReportedUsage): Json {
   };
 }
 
+const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
+
+/**
+ * Not beside the caller's own terse_recall, nor beside a JSON response: Gemini refuses
+ * function declarations there (400 "Function calling with a response mime type:
+ * 'application/json' is unsupported"; such a request is a router's side call, not the
+ * session's turns), nor in a request that takes no tools at all (closed-request.ts).
+ */
+const takesTool = (body: Json, model: string | undefined): boolean =>
+  !toolsOf(body).some(declares) && !geminiFormat.structuredOutput(body) && !closedRequestReason(body, model);
+
 export const geminiRecall: RecallFormat = {
-  withTool(body) {
-    const tools = Array.isArray(body.tools) ? body.tools : [];
-    // Gemini refuses function declarations beside a JSON response (400 "Function calling
-    // with a response mime type: 'application/json' is unsupported"): such a request (a
-    // router's side call, not the session's turns) goes without the tool.
-    if (tools.some(declares) || geminiFormat.structuredOutput(body)) return body;
-    // A tool object of its own: the caller's declarations stay byte for byte as sent.
-    return withField(body, "tools", [...tools, RECALL_TOOL]);
-  },
+  takesTool,
+
+  // A tool object of its own: the caller's declarations stay byte for byte as sent.
+  withTool: (body) => (takesTool(body, undefined) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
 
   calls: (answer) => partsOf(answer).filter(isRecallCall).map(callOf),
 

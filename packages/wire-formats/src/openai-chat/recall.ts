@@ -134,12 +134,13 @@ function choiceWithoutRecall(choice: Json): Json {
   return { ...choice, message: { ...rest, content: rest.content ?? "" }, finish_reason };
 }
 
+const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
+const takesTool = (body: Json): boolean => !records(toolsOf(body)).some(isRecall);
+
 export const chatRecall: RecallFormat = {
-  withTool(body) {
-    const tools = Array.isArray(body.tools) ? body.tools : [];
-    if (records(tools).some(isRecall)) return body;
-    return withField(body, "tools", [...tools, RECALL_TOOL]);
-  },
+  takesTool,
+
+  withTool: (body) => (takesTool(body) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
 
   calls: (answer) => records(messageOf(answer).tool_calls).filter(isRecall).map(recallCall),
 

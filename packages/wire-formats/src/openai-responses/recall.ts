@@ -72,12 +72,13 @@ const outputText = (output: Json[]): string =>
     .map((part) => (part.type === "output_text" ? (stringOf(part.text) ?? "") : ""))
     .join("");
 
+const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
+const takesTool = (body: Json): boolean => !records(toolsOf(body)).some((tool) => tool.name === RECALL_TOOL_NAME);
+
 export const responsesRecall: RecallFormat = {
-  withTool(body) {
-    const tools = Array.isArray(body.tools) ? body.tools : [];
-    if (records(tools).some((tool) => tool.name === RECALL_TOOL_NAME)) return body;
-    return withField(body, "tools", [...tools, RECALL_TOOL]);
-  },
+  takesTool,
+
+  withTool: (body) => (takesTool(body) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
 
   calls: (answer) =>
     records(answer.output)

@@ -184,21 +184,13 @@ export function createProxyHandler(deps: ProxyDeps) {
 
       const recall = recallFor(adapter, admitted, req.headers, config.RECALL_ENABLED);
       const compressStart = performance.now();
-      const compression = body ? compress(adapter, op, body, admitted, logger, id, recall !== undefined) : undefined;
-      let sent = (compression?.body as Record<string, unknown> | undefined) ?? body;
-      // The tool is in every model call of the session, cut or not, so the tool list the
-      // provider caches first never changes (count_tokens bodies take no tools everywhere);
-      // compression names handles for count_tokens too, so the markers it counts are the call's.
-      let recallHere = op.kind === "generate" ? recall : undefined;
-      if (recallHere && sent) {
-        const declared = recallHere.withTool(sent);
-        // Not declared: the client has a tool of that name (its calls are the client's to
-        // run, never terse's to answer), or the format takes none here.
-        if (declared === sent) recallHere = undefined;
-        else if (compression) compression.input_tokens_after += recallToolTokens(adapter);
-        sent = declared;
-      }
-      if (recall && compression?.cuts) deps.recallStore.keep(admitted.key.account_id, compression.cuts);
+      const prepared = body ? prepare(adapter, op, body, model, admitted, recall, logger, id) : undefined;
+      const compression = prepared?.compression;
+      const sent = (compression?.body as Record<string, unknown> | undefined) ?? body;
+      // Answered in model calls; a count_tokens body carries the tool and the handles only
+      // to be counted as the call will be.
+      const recallHere = op.kind === "generate" ? prepared?.recall : undefined;
+      if (prepared?.recall && compression?.cuts) deps.recallStore.keep(admitted.key.account_id, compression.cuts);
       const compressionMs = msSince(compressStart);
 
       const providerKey = req.headers["x-provider-key"] as string;
@@ -297,31 +289,48 @@ export function createProxyHandler(deps: ProxyDeps) {
     if (decoded) delete headers["content-encoding"];
     if (filter?.contentType) headers["content-type"] = filter.contentType;
     addOwnHeaders(headers, ex);
-    // A JSON answer that may hold a recall call is answered once it is read whole.
-    if (!(recalls && !isSse)) res.writeHead(status, headers);
+    // A refusal, and a JSON answer that may hold a recall call, are answered once read whole.
+    if (!refused && !(recalls && !isSse)) res.writeHead(status, headers);
     // An upstream that dies once its headers are here (reset, closed connection) may end
     // proxyRes without an error on the request, the only thing http-proxy watches: the
     // caller's response would stay open for ever. A body cut short is cut for the caller too.
     proxyRes.once("close", () => {
       if (!proxyRes.complete) onProxyError(ex, res);
     });
-    if (refused) relayError(ex, proxyRes, res, status);
+    if (refused) relayError(ex, proxyRes, res, status, headers);
     else if (recalls && isSse) void relaySseWithRecall(recallHost(ex, res), proxyRes, events ?? proxyRes, res, filter);
     else if (recalls) void relayJsonWithRecall(recallHost(ex, res), proxyRes, res, headers);
     else if (isSse) relaySse(ex, events ?? proxyRes, res, filter);
     else relayJson(ex, proxyRes, res);
   }
 
-  function relayError(ex: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
+  /**
+   * The upstream's refusal, read whole to take the provider key out of it, then answered
+   * with `headers`. A body a gateway compressed anyway is answered decoded; one terse
+   * cannot decode (a coding it has no decoder for, bytes that are not what it says, over
+   * the bound) goes without its body, which it could not search: the status and the
+   * headers (retry-after) are what a client acts on.
+   */
+  function relayError(
+    ex: Exchange,
+    proxyRes: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    headers: OutgoingHttpHeaders,
+  ): void {
     const chunks: Buffer[] = [];
     let size = 0;
     proxyRes.on("data", (c: Buffer) => {
       if (size < MAX_ERROR_BODY) chunks.push(c);
       size += c.length;
     });
-    proxyRes.on("end", () => {
-      const text = redactProviderKey(Buffer.concat(chunks).toString("utf8").slice(0, MAX_ERROR_BODY), ex.providerKey);
-      res.end(text);
+    proxyRes.on("end", async () => {
+      const coding = proxyRes.headers["content-encoding"];
+      delete headers["content-encoding"];
+      const plain = await undoCodings(Buffer.concat(chunks), coding, MAX_ERROR_BODY).catch(() => Buffer.alloc(0));
+      if (ex.finished || res.destroyed) return;
+      res.writeHead(status, headers);
+      res.end(redactProviderKey(plain.toString("utf8").slice(0, MAX_ERROR_BODY), ex.providerKey));
       finish(ex, status);
     });
   }
@@ -417,8 +426,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         ex.proxyRes = proxyRes;
         const headers = responseHeaders(proxyRes.headers, true, ex.providerKey);
         addOwnHeaders(headers, ex);
-        res.writeHead(status, headers);
-        relayError(ex, proxyRes, res, status);
+        relayError(ex, proxyRes, res, status, headers);
       },
       over: () => ex.finished || res.destroyed,
     };
@@ -599,24 +607,47 @@ interface Completion {
  * Compresses what the adapter lets compression see of the request. A compression bug
  * must never cost the caller their request: it is then forwarded as sent.
  */
-function compress(
+/** A request as terse sends it, and the recall format that answers its terse_recall calls. */
+interface Prepared {
+  compression: CompressionResult;
+  recall: RecallFormat | undefined;
+}
+
+/**
+ * The request compressed, with terse_recall declared where the model can call it: in
+ * every request of a session, cut or not, so the tool list the provider caches first
+ * never changes. Where the tool cannot go, the cuts name no handle either.
+ */
+function prepare(
   adapter: WireFormatAdapter,
   op: Operation,
   body: Record<string, unknown>,
+  model: string | undefined,
   admitted: Admitted,
+  recall: RecallFormat | undefined,
   logger: Logger,
   id: string,
-  recall: boolean,
-): CompressionResult | undefined {
+): Prepared | undefined {
   const part = adapter.compressible(body, op);
   if (!part) return undefined;
+  const declared = recall?.takesTool(part.body, model) ? recall : undefined;
+  let result: CompressionResult;
   try {
-    const result = compressRequest(adapter.id, part.body, compressionSettings(admitted.key, recall));
-    return { ...result, body: part.put(result.body as Record<string, unknown>) };
+    result = compressRequest(adapter.id, part.body, compressionSettings(admitted.key, declared !== undefined));
   } catch (err) {
     logger.error({ err, req_id: id }, "compression failed; forwarding the original body");
-    return { body, intensity: null, reason: "compression error", ...unchangedCounts(adapter.id, part.body) };
+    result = {
+      body: part.body,
+      intensity: null,
+      reason: "compression error",
+      ...unchangedCounts(adapter.id, part.body),
+    };
   }
+  if (declared) {
+    const withTool = declared.withTool(result.body as Record<string, unknown>);
+    result = { ...result, body: withTool, input_tokens_after: result.input_tokens_after + recallToolTokens(adapter) };
+  }
+  return { compression: { ...result, body: part.put(result.body as Record<string, unknown>) }, recall: declared };
 }
 
 /**

@@ -31,7 +31,10 @@ export function newRequestId(): string {
  */
 export const CLIENT_CLOSED_REQUEST = 499;
 
-/** Writes the proxy's own error answer: the one envelope, with both request-id headers. */
+/**
+ * Writes the proxy's own error answer: the one envelope, with the request id under each
+ * name a client reads it by (the OpenAI SDKs' x-request-id, the Anthropic SDKs' request-id).
+ */
 export function sendError(res: ServerResponse, err: unknown, requestId: string, logger: Logger): number {
   const apiError = err instanceof ApiError ? err : new ApiError("internal_error");
   if (!(err instanceof ApiError)) logger.error({ err, req_id: requestId }, "unexpected error in the proxy");
@@ -45,6 +48,7 @@ export function sendError(res: ServerResponse, err: unknown, requestId: string, 
     "Content-Type": "application/json",
     "Content-Length": Buffer.byteLength(body),
     "X-Request-Id": requestId,
+    "Request-Id": requestId,
     "X-Terse-Request-Id": requestId,
   });
   res.end(body);
