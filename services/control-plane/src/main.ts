@@ -100,8 +100,9 @@ async function main(): Promise<void> {
     logger.info("stopped");
     process.exit(0);
   };
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+  // Every signal, not only the first: a second one must not kill the process mid-shutdown.
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

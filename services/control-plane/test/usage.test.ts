@@ -165,6 +165,27 @@ describe("GET /v1/usage", () => {
     expect(byDay.body.data[0]).to.include({ day: "2026-11-02", recall_rounds: 3, requests_with_recall: 2 });
   });
 
+  it("counts tokens saved request by request, so groups add up to the totals however the report groups", async () => {
+    const account = await createAccount(h, "pro");
+    const key = (await createKey(h, account, { name: "k" })).id;
+    const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+    await recorder.record([
+      event(key, account.id, "2026-11-02", 100, 600), // saved 500
+      // Dearer than without terse (a recall round, the instruction on a short request): saved 0, not -300.
+      event(key, account.id, "2026-11-02", 400, 100, "claude-test"),
+      event(key, account.id, "2026-11-03", 50, 80, "claude-test"), // saved 30
+    ]);
+    for (const groupBy of ["day", "model", "key"]) {
+      const res = await get(`?from=2026-11-01&to=2026-11-30&group_by=${groupBy}`, account.token);
+      const groups: number[] = res.body.data.map((r) => Number(r.tokens_saved));
+      expect(res.body.totals.tokens_saved, groupBy).to.equal(530);
+      expect(
+        groups.reduce((a, b) => a + b, 0),
+        groupBy,
+      ).to.equal(530);
+    }
+  });
+
   it("filters by one of the caller's keys, and answers 404 for another account's key", async () => {
     const res = await get(`?from=2026-11-01&to=2026-11-30&key_id=${keyB}`);
     expect(res.body.totals.requests).to.equal(1);
@@ -248,6 +269,17 @@ describe("UsageRecorder", () => {
     expect(Number(totals.tokens)).to.equal(42);
     expect(Number(totals.requests)).to.equal(1);
     expect(again.accounts[0]).to.include({ account_id: account.id, tokens: 42, exceeded: false });
+  });
+
+  it("adds up a month's tokens past 2^31 without overflow, one event's input and output included", async () => {
+    const account = await createAccount(h, "pro");
+    const key = await createKey(h, account);
+    const big = { ...usageEvent("evt_big", key.id, account.id, 1_500_000_000), output_tokens: 1_000_000_000 };
+    const recorder = new UsageRecorder(h.prisma, h.config.TERSE_PLANS);
+    const out = await recorder.record([big]);
+    expect(out.results.map((r) => r.outcome)).to.deep.equal(["INSERTED"]);
+    const totals = await h.prisma.accountMonthlyUsage.findFirstOrThrow({ where: { accountId: account.id } });
+    expect(Number(totals.tokens)).to.equal(2_500_000_000);
   });
 
   it("answers one result per event in input order, rejecting malformed and foreign events with a reason", async () => {

@@ -15,6 +15,7 @@ import { newRequestId, sendError } from "./http/respond.ts";
 import { AuthScript } from "./infra/auth-script.ts";
 import { KeyUseNotes } from "./infra/key-use.ts";
 import { RecallStore } from "./infra/recall-store.ts";
+import { settledWithin } from "./infra/settled-within.ts";
 import { UsagePublisher } from "./infra/usage-publisher.ts";
 
 export interface DataPlane {
@@ -117,13 +118,18 @@ export async function createDataPlane(config: DataPlaneConfig, logger: Logger): 
   async function shutdown(graceMs: number, drainDelayMs = 0): Promise<void> {
     lifecycle.shuttingDown = true; // /readyz answers 503, responses say Connection: close
     await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+    // Requests in flight get the grace period; the usage events they leave get what is
+    // left of it and a fifth more (at least a second), so a Redis away for a while at
+    // shutdown loses nothing, and nothing waits past that on a Redis that never answers.
+    const deadline = performance.now() + graceMs + Math.max(1_000, graceMs / 5);
+    const left = () => deadline - performance.now();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const timer = setTimeout(() => server.closeAllConnections(), graceMs);
     await closed;
     clearTimeout(timer);
-    await local?.stop();
-    await publisher.drain(Math.max(1_000, graceMs / 5));
+    await settledWithin(local?.stop(), left());
+    await publisher.drain(left());
     quota.stop();
     await publisher.close();
     for (const c of [redis, subscriber, queueConnection]) c.disconnect();

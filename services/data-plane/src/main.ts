@@ -30,11 +30,11 @@ if (workers > 1 && cluster.isPrimary) {
   });
   let stopping = false;
   const stop = () => {
+    if (stopping) return;
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
   };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  onStopSignals(stop);
 } else {
   const plane = await createDataPlane(config, logger);
   plane.server.listen(config.DATA_PLANE_PORT, config.BIND_HOST, () => {
@@ -51,6 +51,16 @@ if (workers > 1 && cluster.isPrimary) {
     await plane.shutdown(config.SHUTDOWN_GRACE_MS, config.SHUTDOWN_DRAIN_DELAY_MS);
     process.exit(0);
   };
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
+  onStopSignals(() => void stop());
+}
+
+/**
+ * `stop` on every SIGTERM and SIGINT, not only the first: a process must not die of the
+ * second. One signal to the process group (systemd's default, `kill -- -PGID`, pkill)
+ * reaches each worker twice, from the sender and from the primary, and a supervisor may
+ * repeat itself; a worker killed so mid-drain would lose the usage events it holds.
+ */
+function onStopSignals(stop: () => void): void {
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
 }

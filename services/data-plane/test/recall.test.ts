@@ -615,7 +615,8 @@ describe("data plane: recall (terse_recall)", () => {
           // What the client already had stays: the text the model wrote before the call.
           expect(exchange?.body).to.include("Let ").and.include("cut ");
           expectNoRecallIn(exchanges);
-          await expectOneUsageEvent(exchange?.requestId ?? null, compressing);
+          const event = await expectOneUsageEvent(exchange?.requestId ?? null, compressing);
+          expect(event, "metered with the status the caller saw").to.include({ status: 200 });
         });
       }
 

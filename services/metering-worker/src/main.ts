@@ -94,8 +94,9 @@ async function shutdown(signal: string): Promise<void> {
   clearTimeout(force);
   process.exit(0);
 }
-process.once("SIGTERM", () => void shutdown("SIGTERM"));
-process.once("SIGINT", () => void shutdown("SIGINT"));
+// Every signal, not only the first: a second one must not kill the process mid-shutdown.
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
 
 void worker.run();
 await worker.waitUntilReady();

@@ -28,6 +28,12 @@ export interface TokenSums {
   /** Of `before`, the estimated parts read from and written to the cache (as stored per request). */
   cacheReadBefore: number;
   cacheWriteBefore: number;
+  /**
+   * Input tokens compression removed, each request's never below 0 (before - input, where
+   * terse's additions or a recall round made a request dearer, is 0 for it): a sum over
+   * requests, so groups add up to their totals however the report groups them.
+   */
+  saved: number;
 }
 
 export interface Money {

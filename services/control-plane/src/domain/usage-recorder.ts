@@ -161,13 +161,13 @@ export class UsageRecorder {
       fresh AS (SELECT input.* FROM input JOIN ins USING (event_id)),
       accounts AS (
         INSERT INTO account_monthly_usage (account_id, month, tokens, requests)
-        SELECT account_id, month, sum(input_tokens + output_tokens), count(*) FROM fresh GROUP BY account_id, month
+        SELECT account_id, month, sum(input_tokens::bigint + output_tokens), count(*) FROM fresh GROUP BY account_id, month
         ON CONFLICT (account_id, month) DO UPDATE SET tokens = account_monthly_usage.tokens + EXCLUDED.tokens,
           requests = account_monthly_usage.requests + EXCLUDED.requests
       ),
       keys AS (
         INSERT INTO key_monthly_usage (key_id, month, tokens, requests)
-        SELECT key_id, month, sum(input_tokens + output_tokens), count(*) FROM fresh GROUP BY key_id, month
+        SELECT key_id, month, sum(input_tokens::bigint + output_tokens), count(*) FROM fresh GROUP BY key_id, month
         ON CONFLICT (key_id, month) DO UPDATE SET tokens = key_monthly_usage.tokens + EXCLUDED.tokens,
           requests = key_monthly_usage.requests + EXCLUDED.requests
       ),

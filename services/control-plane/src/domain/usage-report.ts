@@ -72,6 +72,7 @@ interface SqlRow {
   before: bigint;
   cache_read_before: bigint;
   cache_write_before: bigint;
+  saved: bigint;
   recall_rounds: bigint;
   requests_with_recall: bigint;
 }
@@ -93,6 +94,7 @@ const tokensOf = (r: SqlRow): TokenSums => ({
   before: Number(r.before),
   cacheReadBefore: Number(r.cache_read_before),
   cacheWriteBefore: Number(r.cache_write_before),
+  saved: Number(r.saved),
 });
 
 /** Sums of several groups, in the shape the API answers. */
@@ -106,6 +108,7 @@ class Figures {
     before: 0,
     cacheReadBefore: 0,
     cacheWriteBefore: 0,
+    saved: 0,
   };
   private money: Money = NO_MONEY;
   private unpriced = 0;
@@ -132,7 +135,7 @@ class Figures {
       cache_read_tokens: this.t.cacheRead,
       cache_write_tokens: this.t.cacheWrite,
       input_tokens_before_compression: this.t.before,
-      tokens_saved: Math.max(0, this.t.before - this.t.input),
+      tokens_saved: this.t.saved,
       unpriced_requests: this.unpriced,
       recall_rounds: this.recalls.rounds,
       requests_with_recall: this.recalls.requests,
@@ -190,6 +193,7 @@ export class UsageReport {
              COALESCE(sum(input_tokens_before_compression), 0) AS before,
              COALESCE(sum(cache_read_tokens_before_compression), 0) AS cache_read_before,
              COALESCE(sum(cache_write_tokens_before_compression), 0) AS cache_write_before,
+             COALESCE(sum(GREATEST(0, input_tokens_before_compression - input_tokens)), 0) AS saved,
              COALESCE(sum(recall_rounds), 0) AS recall_rounds, count(*) FILTER (WHERE recall_rounds > 0) AS requests_with_recall
       FROM usage_events
       WHERE account_id = ${q.accountId} AND started_at >= ${q.from} AND started_at < ${q.to} ${keyFilter}

@@ -539,7 +539,7 @@ export function createProxyHandler(deps: ProxyDeps) {
   function onProxyError(ex: Exchange, res: ServerResponse): void {
     if (res.headersSent) {
       cutShort(res);
-      finish(ex, ex.proxyRes?.statusCode ?? 502);
+      finish(ex, res.statusCode); // what the caller saw: a later recall round's status is not
       return;
     }
     const code = expiryOf(ex.proxyReq) ? "upstream_timeout" : "upstream_unavailable";

@@ -3,6 +3,7 @@ import { encodeUsageBatch, USAGE_BATCH_JOB, USAGE_QUEUE, type UsageEvent } from 
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Counter } from "prom-client";
+import { settledWithin } from "./settled-within.ts";
 
 export interface UsagePublisherOptions {
   /** Events held while Redis is unreachable; past it the oldest are dropped and counted. */
@@ -103,22 +104,31 @@ export class UsagePublisher {
     this.droppedSaidAt = performance.now();
   }
 
-  /** Sends everything buffered (shutdown); gives up after `timeoutMs`. */
+  /**
+   * Sends everything buffered (shutdown), retrying while Redis is away, for at most
+   * `timeoutMs`: a send that Redis never answers (a stalled server) is not waited for
+   * past it. What is left is said in the log: the events that waited, and the batch in
+   * flight, which Redis may have taken.
+   */
   async drain(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.buffered > 0 && Date.now() < deadline) {
+    const deadline = performance.now() + timeoutMs;
+    for (let left = timeoutMs; this.buffered > 0 && left > 0; left = deadline - performance.now()) {
       clearTimeout(this.timer);
       this.timer = undefined;
-      await this.flush();
-      if (this.buffered > 0) await new Promise((r) => setTimeout(r, 100));
+      await settledWithin(this.flush(), left);
+      if (this.buffered > 0) await settledWithin(new Promise((r) => setTimeout(r, 100)), deadline - performance.now());
     }
     this.sayDropped();
-    if (this.buffered > 0) this.logger.error({ lost: this.buffered }, "usage events not delivered at shutdown");
+    if (this.buffered > 0) {
+      const unsent = { lost: this.buffer.length, in_flight: this.inFlight.length };
+      this.logger.error(unsent, "usage events not delivered at shutdown");
+    }
   }
 
-  async close(): Promise<void> {
+  /** Closes the queue, waiting at most `timeoutMs` for Redis to say so. */
+  async close(timeoutMs = 1_000): Promise<void> {
     clearTimeout(this.timer);
-    await this.queue.close();
+    await settledWithin(this.queue.close(), timeoutMs);
   }
 
   private schedule(delayMs: number): void {
