@@ -102,13 +102,33 @@ describe("prompt-cache usage through the data plane", () => {
     });
   }
 
-  it("an answer without usage (an upstream error) is estimated with no cache parts", async () => {
-    h.fake.set({ status: 500 });
-    const event = await eventOf("openai", false, () =>
-      openai()
-        .chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
-        .catch(() => undefined),
-    );
-    expect(event).to.include({ estimated: true, cache_read_tokens: 0, cache_write_tokens: 0, status: 500 });
-  });
+  for (const status of [429, 500]) {
+    it(`an upstream refusal (${status}) is metered as what the provider bills for it: nothing`, async () => {
+      h.fake.set({ status });
+      // A long tool result that compression cuts: even so the request saved nothing, refused as it would be without terse.
+      const log = Array.from({ length: 2_000 }, (_, i) => `12:00:${i % 60} INFO worker ${i} heartbeat ok`).join("\n");
+      const compressing = (await h.addKey({ context_compress: true, context_compress_level: "standard" })).rawKey;
+      const event = await eventOf("openai", false, () =>
+        sdkClients(h.url, compressing)
+          .openai()
+          .chat.completions.create({
+            model: "gpt-4o-mini",
+            messages: [
+              { role: "user", content: "Why does the worker stall?" },
+              {
+                role: "assistant",
+                tool_calls: [
+                  { id: "c1", type: "function", function: { name: "sh", arguments: '{"cmd":"cat w.log"}' } },
+                ],
+              },
+              { role: "tool", tool_call_id: "c1", content: log },
+            ],
+          })
+          .catch(() => undefined),
+      );
+      expect(event).to.include({ status, input_tokens: 0, output_tokens: 0, estimated: false });
+      expect(event).to.include({ input_tokens_before_compression: 0 });
+      expect(event).to.include({ cache_read_tokens: 0, cache_write_tokens: 0 });
+    });
+  }
 });

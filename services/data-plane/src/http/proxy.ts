@@ -512,7 +512,10 @@ export function createProxyHandler(deps: ProxyDeps) {
     const { usage: reported, estimated } = usageSoFar(ex);
     const input = reported.input;
     const output = reported.output;
-    const saved = ex.compression ? ex.compression.input_tokens_before - ex.compression.input_tokens_after : 0;
+    // Refused outright, the request would have been refused without terse too: it saved nothing.
+    const refused = ex.rounds === 0 && isUpstreamRefusal(ex.proxyRes?.statusCode ?? 0);
+    const saved =
+      ex.compression && !refused ? ex.compression.input_tokens_before - ex.compression.input_tokens_after : 0;
     const first = ex.firstRound ?? { usage: reported, estimated };
     return {
       event_id: ex.id,
@@ -551,26 +554,34 @@ export function createProxyHandler(deps: ProxyDeps) {
   }
 }
 
+/** What a round the upstream refused costs: providers bill nothing for a request they answer with an error. */
+const NOTHING_BILLED: ReportedUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
 /**
- * The usage of every upstream round of the exchange so far: as reported, or for a round
- * that reported none (an error, a cut, an abort), estimated with the tokenizer from what
- * was sent and what came back. A round cut after a partial count (Anthropic's input
- * comes first) keeps the input reported and counts the output relayed: hanging up before
- * the final count does not make an answer cost one token.
+ * The usage of every upstream round of the exchange so far: as reported; nothing for a
+ * round the upstream refused (its error status: a 429 on a long prompt, retried by an
+ * agent ten times, is no million tokens of cost or quota); or, for a round that reported
+ * none (a cut, an abort, no answer at all), estimated with the tokenizer from what was
+ * sent and what came back. A round cut after a partial count (Anthropic's input comes
+ * first) keeps the input reported and counts the output relayed: hanging up before the
+ * final count does not make an answer cost one token.
  */
 function usageSoFar(ex: Exchange): { usage: ReportedUsage; estimated: boolean } {
   const reported = ex.tap.usage;
-  const final = reported !== undefined && reported.partial !== true;
-  const current = final
-    ? reported
-    : {
-        input: reported?.input ?? estimateTokens(requestText(ex.sentBody)),
-        output: Math.max(reported?.output ?? 0, estimateTokens(ex.tap.text)),
-        cacheRead: reported?.cacheRead ?? 0,
-        cacheWrite: reported?.cacheWrite ?? 0,
-      };
-  if (!ex.prior) return { usage: current, estimated: !final };
-  return { usage: addUsage(ex.prior.usage, current), estimated: ex.prior.estimated || !final };
+  const refused = isUpstreamRefusal(ex.proxyRes?.statusCode ?? 0);
+  const known = refused || (reported !== undefined && reported.partial !== true);
+  const current = refused
+    ? NOTHING_BILLED
+    : known && reported
+      ? reported
+      : {
+          input: reported?.input ?? estimateTokens(requestText(ex.sentBody)),
+          output: Math.max(reported?.output ?? 0, estimateTokens(ex.tap.text)),
+          cacheRead: reported?.cacheRead ?? 0,
+          cacheWrite: reported?.cacheWrite ?? 0,
+        };
+  if (!ex.prior) return { usage: current, estimated: !known };
+  return { usage: addUsage(ex.prior.usage, current), estimated: ex.prior.estimated || !known };
 }
 
 /**
