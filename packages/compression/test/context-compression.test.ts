@@ -99,6 +99,60 @@ describe("context compression", () => {
     expect(parsed.items[kept + 1]).to.match(/^\[terse: the omitted part mentions: item-8 item-9 /);
   });
 
+  it("keeps a JSON result's values as the tool wrote them: ids past 2^53, `__proto__`, integer keys in their order", () => {
+    // Snowflake ids: as doubles, neighbours collapse into one wrong number.
+    const ids = Array.from({ length: 60 }, (_, i) => `11729438273492834${String(i).padStart(2, "0")}`);
+    const items = ids.map((id) => `    {"id": ${id}, "title": "issue ${id} about the parser"}`);
+    const dump = `{\n  "__proto__": {"admin": true},\n  "10": "ten",\n  "2": "two",\n  "items": [\n${items.join(",\n")}\n  ]\n}`;
+    const text = resultText(
+      compressRequest("anthropic", anthropicSession([dump]), contextSettings("standard")).body,
+      0,
+    );
+    expect(text.length).to.be.below(dump.length);
+    const shown = [...text.matchAll(/"id": (\d+)/g)].map((m) => m[1]);
+    expect(shown.length).to.be.above(0);
+    for (const id of shown) expect(ids).to.include(id);
+    expect(text.indexOf('"__proto__": {"admin": true}')).to.be.above(0);
+    expect(text.indexOf('"10": "ten"')).to.be.below(text.indexOf('"2": "two"'));
+    // A `__proto__` key alone round-trips: the result is still shortened as JSON, the key kept.
+    const small = Array.from(
+      { length: 60 },
+      (_, i) => `{"id": ${1000 + i}, "title": "issue ${1000 + i} about the parser"}`,
+    );
+    const safe = `{"__proto__": {"admin": true}, "items": [${small.join(", ")}]}`;
+    const out = resultText(compressRequest("anthropic", anthropicSession([safe]), contextSettings("standard")).body, 0);
+    const json = JSON.parse(out) as { items: unknown[] };
+    expect(Object.keys(json)).to.deep.equal(["__proto__", "items"]);
+    expect(json.items[CONTEXT_LEVELS.standard.jsonArrayItems]).to.match(/^\[terse: \d+ more items omitted\]$/);
+  });
+
+  it("cuts a JSON result nested too deep to walk as text, and never throws", () => {
+    const deep = `${"[".repeat(2_000)}${"]".repeat(2_000)}`;
+    const openai = {
+      model: "gpt-test",
+      messages: [
+        { role: "user", content: "parse it" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: "bash", arguments: '{"command":"cat n.json"}' } },
+          ],
+        },
+        { role: "tool", tool_call_id: "c1", content: deep },
+      ],
+    };
+    expect(() => compressRequest("openai", openai, contextSettings("standard"))).not.to.throw();
+    // One level a line: cut as the lines of a text, its head and tail as written.
+    const lines = `${"[\n".repeat(2_000)}1\n${"]\n".repeat(2_000)}`;
+    const text = resultText(
+      compressRequest("anthropic", anthropicSession([lines]), contextSettings("standard")).body,
+      0,
+    );
+    expect(text.length).to.be.below(lines.length / 10);
+    expect(text).to.match(/\[terse: \d+ similar lines omitted/);
+  });
+
   it("replaces a later identical result by a reference to the earlier one, never the other way", () => {
     const file = fileView(1, 60);
     const body = anthropicSession([file, "short", file]);

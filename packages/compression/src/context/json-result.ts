@@ -1,3 +1,4 @@
+import { roundTrips } from "./json-round-trip.ts";
 import type { ContextLimits } from "./levels.ts";
 import { shortenLines } from "./log-lines.ts";
 import type { CutContext } from "./shorten.ts";
@@ -15,6 +16,12 @@ import { cutMiddle } from "./truncate.ts";
 
 /** Larger texts are not parsed: parsing is the cost, and a head/tail cut does as well there. */
 const MAX_PARSE_CHARS = 2_000_000;
+
+/**
+ * Deeper JSON is not walked (the walks here recurse, and thousands of levels overflow the
+ * stack); it is cut as text. serde_json's default limit: no API response comes near it.
+ */
+const MAX_DEPTH = 128;
 
 /** A string holding more than this share of the result is its main content. */
 const MAIN_STRING_SHARE = 0.5;
@@ -58,9 +65,8 @@ function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknow
     return [...kept, `[terse: ${more} more items omitted]`, ...(index ? [index] : [])];
   }
   if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = shortenValue(v, limits, pass);
-    return out;
+    // fromEntries defines each key, where assigning `out["__proto__"]` would set the prototype and lose the key.
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortenValue(v, limits, pass)]));
   }
   return value;
 }
@@ -75,7 +81,9 @@ function indentOf(text: string): string {
  * The JSON text shortened by structure, its main string by `shortenMain`, with the index of
  * what went beside its first cut, or null when the text is not one JSON value. Where what
  * is around the main string is still longer than the level shortens to, it is cut as lines,
- * and the index follows as its last line.
+ * and the index follows as its last line. Null too where writing the parsed value out again
+ * would change what the tool returned, or it is nested too deep to walk (json-round-trip.ts):
+ * such a result is cut as text, so what is kept of it is as the tool wrote it.
  */
 export function shortenJson(text: string, context: CutContext, shortenMain: ShortenMain): string | null {
   const { limits, shown } = context;
@@ -88,6 +96,7 @@ export function shortenJson(text: string, context: CutContext, shortenMain: Shor
   } catch {
     return null;
   }
+  if (!roundTrips(trimmed, MAX_DEPTH)) return null;
   const longest = longestString(value);
   const pass: Pass = {
     main: longest !== undefined && longest.length > trimmed.length * MAIN_STRING_SHARE ? longest : undefined,
