@@ -1,5 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { expect } from "chai";
-import { CONTEXT_LEVELS, compressRequest, countInputTokens, forgetRemembered } from "../src/index.ts";
+import { CONTEXT_LEVELS, compressRequest, countInputTokens, forgetRemembered, type Provider } from "../src/index.ts";
 import { contextSettings } from "./settings.ts";
 
 /** A log of `lines` numbered lines, ~60 characters each, all of one shape. */
@@ -284,6 +285,101 @@ describe("context compression", () => {
     const fr = gemini.contents[1]?.parts[0]?.functionResponse;
     expect(fr?.name).to.equal("sh");
     expect(fr?.response.stdout.length).to.be.lessThan(3_500);
+  });
+
+  it("never cuts an image's base64, in any format's tool result", () => {
+    // Random bytes, as an image's are: real base64 with `+`, `/` and `=`.
+    const image = () => randomBytes(30_000).toString("base64");
+    const mcp = (data: string) =>
+      JSON.stringify({
+        content: [
+          { type: "text", text: variedLog(600) },
+          { type: "image", data, mimeType: "image/png" },
+        ],
+      });
+    const call = (id: string) => ({ id, type: "function", function: { name: "screenshot", arguments: "{}" } });
+    const [a, b, c, d, e, f, g, h, k] = [
+      image(),
+      image(),
+      image(),
+      image(),
+      image(),
+      image(),
+      image(),
+      image(),
+      image(),
+    ];
+    const requests: [Provider, Record<string, unknown>, string[]][] = [
+      [
+        "openai",
+        {
+          model: "m",
+          messages: [
+            { role: "assistant", content: null, tool_calls: [call("c1"), call("c2")] },
+            { role: "tool", tool_call_id: "c1", content: mcp(a) },
+            { role: "tool", tool_call_id: "c2", content: `${variedLog(300)}\n${b}\n${variedLog(300)}` },
+          ],
+        },
+        [a, b],
+      ],
+      [
+        "anthropic",
+        {
+          model: "m",
+          max_tokens: 100,
+          messages: [
+            {
+              role: "assistant",
+              content: ["t1", "t2"].map((id) => ({ type: "tool_use", id, name: "screenshot", input: {} })),
+            },
+            {
+              role: "user",
+              content: [
+                { type: "tool_result", tool_use_id: "t1", content: mcp(c) },
+                { type: "tool_result", tool_use_id: "t2", content: [{ type: "text", text: mcp(d) }] },
+              ],
+            },
+          ],
+        },
+        [c, d],
+      ],
+      [
+        "openai-responses",
+        {
+          model: "m",
+          input: [
+            { type: "function_call", call_id: "r1", name: "screenshot", arguments: "{}" },
+            { type: "function_call_output", call_id: "r1", output: mcp(e) },
+          ],
+        },
+        [e],
+      ],
+      [
+        "gemini",
+        {
+          contents: [
+            {
+              role: "model",
+              parts: Array.from({ length: 4 }, () => ({ functionCall: { name: "screenshot", args: {} } })),
+            },
+            {
+              role: "user",
+              parts: [
+                { image: { mimeType: "image/png", data: f } },
+                { content: [{ type: "image", data: g, mimeType: "image/png" }] },
+                JSON.parse(mcp(h)),
+                { output: mcp(k) },
+              ].map((response) => ({ functionResponse: { name: "screenshot", response } })),
+            },
+          ],
+        },
+        [f, g, h, k],
+      ],
+    ];
+    for (const [provider, body, images] of requests) {
+      const sent = JSON.stringify(compressRequest(provider, body, contextSettings("aggressive")).body);
+      for (const [i, data] of images.entries()) expect(sent.includes(data), `${provider} image ${i}`).to.equal(true);
+    }
   });
 
   it("differs between levels only by named thresholds, each stricter than the last", () => {

@@ -7,6 +7,7 @@ import { openaiResponses } from "./openai-responses/index.ts";
 import type { PairingCheck } from "./request-view.ts";
 
 export * from "./adapter.ts";
+export { holdsEncodedData } from "./encoded-data.ts";
 export { isRecord } from "./json.ts";
 export { commandOutputTexts, ObservationReader, splitObservation } from "./observation.ts";
 export { isUsageOnlyChunk, UsageChunkFilter } from "./openai-chat/usage-chunk-filter.ts";

@@ -1,4 +1,4 @@
-import { splitToolOutput, type ToolResultMapper } from "@terse/wire-formats";
+import { holdsEncodedData, splitToolOutput, type ToolResultMapper } from "@terse/wire-formats";
 import { Lru } from "../lru.ts";
 import { countContentTokens } from "../tokens.ts";
 import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
@@ -222,14 +222,17 @@ function compressOne(
   let next = r.text;
   if (r.text.length >= limits.touchAbove) {
     const earlier = seen.earlierCopy(r.outputHash);
-    const output =
-      earlier !== undefined
-        ? `[terse: same output as tool result ${earlier} above (${r.output.length} characters)]`
-        : shortenResult(seen.replaceRepeatedRuns(r.output, limits.minRepeatRun), {
-            limits,
-            command: r.command,
-            shown: seen.names,
-          });
+    let output = r.output;
+    if (earlier !== undefined)
+      output = `[terse: same output as tool result ${earlier} above (${r.output.length} characters)]`;
+    // Encoded data (an image's or a file's base64) is never cut, nor are its lines made
+    // references: any part of it decodes to a broken file. Only a whole repeat is one.
+    else if (!holdsEncodedData(r.output))
+      output = shortenResult(seen.replaceRepeatedRuns(r.output, limits.minRepeatRun), {
+        limits,
+        command: r.command,
+        shown: seen.names,
+      });
     if (output !== r.output) next = r.report + output + r.trailer;
     if (recall && next !== r.text) next = nameRecallHandles(r.text, next, recallHandleOf(r.hash));
   }

@@ -1,3 +1,4 @@
+import { isEncodedMember } from "../encoded-data.ts";
 import { withField } from "../json.ts";
 import { isObservationAfter } from "../observation.ts";
 import {
@@ -48,21 +49,22 @@ const BULK_DEPTH = 4;
 /**
  * The string that makes up most of a response (three quarters of its JSON), and where it
  * sits: `{output, exitCode, stderr}`, MCP's `{content: [{type, text}]}`. Shortened in
- * place, the rest of the object stays as the client sent it.
+ * place, the rest of the object stays as the client sent it. Never an image's or a file's
+ * base64 (`{image: {mimeType, data}}`, encoded-data.ts): cut, it decodes to nothing.
  */
 function bulkOf(response: unknown, jsonLength: number): { text: string; path: (string | number)[] } | undefined {
   let best: { text: string; path: (string | number)[] } | undefined;
-  const visit = (value: unknown, path: (string | number)[]) => {
+  const visit = (value: unknown, path: (string | number)[], owner: unknown) => {
     if (typeof value === "string") {
-      if (!best || value.length > best.text.length) best = { text: value, path };
+      if ((!best || value.length > best.text.length) && !isEncodedMember(value, owner)) best = { text: value, path };
       return;
     }
     if (path.length >= BULK_DEPTH) return;
     if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) visit(value[i], [...path, i]);
-    } else if (isRecord(value)) for (const [k, v] of Object.entries(value)) visit(v, [...path, k]);
+      for (let i = 0; i < value.length; i++) visit(value[i], [...path, i], value);
+    } else if (isRecord(value)) for (const [k, v] of Object.entries(value)) visit(v, [...path, k], value);
   };
-  visit(response, []);
+  visit(response, [], undefined);
   return best && best.path.length > 0 && best.text.length * 4 >= jsonLength * 3 ? best : undefined;
 }
 
