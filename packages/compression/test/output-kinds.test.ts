@@ -893,6 +893,13 @@ describe("Cline's XML tool protocol (and Roo Code's, Kilo Code's): the result in
       expect(out).to.include("python -m pytest -x");
     });
 
+    it(`${provider}: the feedback of a person who denied the command stays as typed, whatever its length`, () => {
+      const typed = `The user denied this operation and provided the following feedback:\n<feedback>\nDon't run it, read my log:\n${bigLog(600)}\n</feedback>`;
+      expect(result(provider, run, [heading, typed, ENVIRONMENT_DETAILS], contextSettings("aggressive"))).to.deep.equal(
+        [heading, typed, ENVIRONMENT_DETAILS],
+      );
+    });
+
     it(`${provider}: a file read_file read is a file view (spared as one), a listing of the same size is cut`, () => {
       const file = source(120, seededRandom(7)).join("\n");
       expect(file.length).to.be.within(7_000, 11_000);

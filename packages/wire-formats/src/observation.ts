@@ -26,7 +26,9 @@ import { commandOf } from "./tool-command.ts";
 //   Result:` in a text block of its own and the output in the next (their pushToolResult),
 //   or both in one text where a provider's conversion joined them, before the
 //   `<environment_details>` block they add to every message; answering the `<tool>` call of
-//   the assistant message before (`<read_file>\n<path>a.ts</path>\n</read_file>`).
+//   the assistant message before (`<read_file>\n<path>a.ts</path>\n</read_file>`). A result
+//   that is the person's words (a denied call, with the feedback they typed) is none, and
+//   their feedback after a running command's output so far is no part of the output.
 // What the agents send that holds no command output (format errors, "ran successfully and
 // did not produce any output") is no observation here: there is nothing in it to compress.
 
@@ -92,7 +94,7 @@ export class ObservationReader {
   read(text: string): Observation | undefined {
     const heading = this.heading;
     this.heading = undefined;
-    if (heading !== undefined) return split(text, 0, text.length, true, heading.command, heading.tool);
+    if (heading !== undefined) return xmlToolOutput(text, 0, text.length, heading.tool);
     const o = splitObservation(text);
     if (o?.outputFollows) this.heading = o;
     return o;
@@ -224,7 +226,28 @@ function xmlToolResult(text: string): Observation | undefined {
       while (end > start && text.charAt(end - 1) === "\n") end--;
     }
   }
-  return split(text, start, end, true, undefined, tool);
+  return xmlToolOutput(text, start, end, tool);
+}
+
+// What the person said in place of a tool's output, or after it, in Cline's, Roo Code's and
+// Kilo Code's XML protocol (their formatResponse): a denied call's result is the person's
+// feedback, under the heading of a command that never ran; a command still running when
+// the person answered has the output so far, then the feedback. None of it is output.
+/** A result that is the person's words: a denial, with or without feedback, or an approval with words of their own. */
+const PERSON_SAID =
+  /^The user (?:denied this operation\.|(?:denied this operation and provided the following feedback|approved this operation and provided the following context|provided the following feedback):\n<feedback>\n)/;
+/** Where the person's feedback follows the output so far of a command still running. */
+const FEEDBACK_AFTER_OUTPUT = "\n\nThe user provided the following feedback:\n<feedback>\n";
+
+/**
+ * The output of an XML-protocol tool's result, text[start, end), as an observation: none
+ * where the result is the person's words, and only up to their feedback where it follows
+ * the output (the first such line: what follows may be typed, and typed text is never cut).
+ */
+function xmlToolOutput(text: string, start: number, end: number, tool: string | undefined): Observation | undefined {
+  if (PERSON_SAID.test(text.slice(start, start + 160))) return undefined;
+  const feedback = text.indexOf(FEEDBACK_AFTER_OUTPUT, start);
+  return split(text, start, feedback >= 0 && feedback < end ? feedback : end, true, undefined, tool);
 }
 
 /** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state (and, for CTFs, its interactive session) and prompt. */

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { ADAPTERS, type WireFormat } from "../src/index.ts";
-import { actionOf, answers, splitObservation } from "../src/observation.ts";
+import { actionOf, answers, ObservationReader, splitObservation } from "../src/observation.ts";
 import { ENVIRONMENT_DETAILS, SHAPES } from "./observation-shapes.ts";
 
 // Each text-protocol agent's observation, as its template renders it, splits into the
@@ -168,6 +168,30 @@ describe("Cline's XML tool protocol (Roo Code's, Kilo Code's)", () => {
       expect(splitObservation(text)?.outputFollows ?? false, text).to.equal(false);
     expect(splitObservation("[ls] Result:\nfoo")).to.equal(undefined);
     expect(splitObservation("See [execute_command for 'ls'] Result:\nfoo")).to.equal(undefined);
+  });
+
+  it("what the person said in a result (a denial, its feedback) is no output; feedback after the output so far stays out of it", () => {
+    const heading = "[execute_command for 'npm test'] Result:";
+    const feedback = `<feedback>\nDon't run it, it hangs. My log:\n${LOG}</feedback>`;
+    const said = [
+      "The user denied this operation.",
+      `The user denied this operation and provided the following feedback:\n${feedback}`,
+      `The user approved this operation and provided the following context:\n${feedback}`,
+      `The user provided the following feedback:\n${feedback}`,
+    ];
+    for (const text of said) {
+      const reader = new ObservationReader();
+      expect(reader.read(heading)?.outputFollows, text).to.equal(true);
+      expect(reader.read(text), text).to.equal(undefined);
+      expect(splitObservation(`${heading}\n${text}\n\n${ENVIRONMENT_DETAILS}`), text).to.equal(undefined);
+    }
+    // A command the person answered while it ran: the output so far is output, the feedback the person's.
+    const running = `Command is still running in the user's terminal.\nHere's the output so far:\n${LOG}`;
+    const answered = `${running}\n\nThe user provided the following feedback:\n${feedback}`;
+    const reader = new ObservationReader();
+    reader.read(heading);
+    expect(reader.read(answered)).to.deep.include({ output: running, close: answered.slice(running.length) });
+    expect(splitObservation(`${heading}\n${answered}`)).to.deep.include({ output: running });
   });
 
   it("the calls in an assistant's text are actions of their tools, with the command or file they stand for", () => {
