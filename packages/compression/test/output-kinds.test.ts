@@ -666,6 +666,50 @@ describe("text-protocol observations", () => {
     });
   }
 
+  for (const provider of ["openai", "anthropic", "gemini"] as Provider[]) {
+    it(`${provider}: a template beside a person's text in the same message is theirs, and stays as typed`, () => {
+      const pasted = observation(bigLog(600));
+      const said = "Stop. Before you go on, this is what I saw on my machine:";
+      const send = (user: string[]) =>
+        blockTexts(
+          compressRequest(
+            provider,
+            blockConversation(provider, [
+              { role: "user", texts: ["Fix the worker."] },
+              { role: "assistant", texts: [action("python worker.py")] },
+              { role: "user", texts: user },
+            ]),
+            contextSettings("aggressive"),
+          ).body,
+        ).at(-1);
+      expect(send([said, pasted])).to.deep.equal([said, pasted]);
+      expect(send([pasted, said])).to.deep.equal([pasted, said]);
+      // The template as the message's only text is the agent's observation: the test can fail.
+      expect(String(send([pasted])?.[0]).length).to.be.below(pasted.length / 3);
+    });
+  }
+
+  it("openai-responses: a template beside a person's text in the same message stays as typed", () => {
+    const pasted = observation(bigLog(600));
+    const said = "Stop. This is what I saw:";
+    const send = (user: string[]) => {
+      const body = {
+        model: "gpt-test",
+        input: [
+          { type: "message", role: "user", content: "Fix the worker." },
+          { type: "message", role: "assistant", content: [{ type: "output_text", text: action("python worker.py") }] },
+          { type: "message", role: "user", content: user.map((text) => ({ type: "input_text", text })) },
+        ],
+      };
+      const out = compressRequest("openai-responses", body, contextSettings("aggressive")).body as {
+        input: { content: { text: string }[] }[];
+      };
+      return out.input[2]?.content.map((p) => p.text);
+    };
+    expect(send([said, pasted])).to.deep.equal([said, pasted]);
+    expect(String(send([pasted])?.[0]).length).to.be.below(pasted.length / 3);
+  });
+
   it("input compression, which shortens the user's prose, leaves an observation alone", () => {
     const prose = "Output that is basically just really quite verbose, and honestly it is very very long indeed.";
     const body = textProtocol("openai", [{ command: "cat notes.txt", output: prose }]);

@@ -4,7 +4,9 @@ import { commandOf } from "./tool-command.ts";
 // command's output back as a plain user message. terse compresses such an observation as
 // it compresses a tool result, and nothing else a user message holds: what a person typed
 // stays as typed. So an observation is recognised by a strict shape only: the whole
-// message is one agent's template around the output, nothing before or after it, and
+// message is one agent's template around the output, nothing before or after it (nor
+// another text beside it, where the message is a list of texts: Cline's result, whose
+// parts are texts of their own, is the one template among other texts), and
 // (where the agent's protocol has actions) it answers the action of the assistant message
 // before it. A person who pastes such text as the first message, or after an answer
 // without a command, is left alone. The shapes, from each agent's own templates:
@@ -45,6 +47,12 @@ export interface Observation {
   needsAction: boolean;
   /** Whether the output is the next text of the message, this one its heading alone (Cline's XML protocol). */
   outputFollows: boolean;
+  /**
+   * Whether the template stands among other texts of its message (Cline's XML protocol:
+   * the heading, the output and the environment details are texts of their own); every
+   * other template is the message's only text.
+   */
+  amongTexts: boolean;
 }
 
 /**
@@ -86,17 +94,28 @@ function byStart(text: string): Observation | undefined {
 /**
  * Reads a user message's texts in order, each as splitObservation does, but for the text
  * right after an XML-protocol tool's heading (Cline's: the output in a text of its own):
- * that text is all the tool's output, read as the heading's observation.
+ * that text is all the tool's output, read as the heading's observation. A template of one
+ * text is an observation only as the message's only text: beside it, a person's words
+ * say the message is theirs.
  */
 export class ObservationReader {
   private heading: Observation | undefined;
+  /** Whether the message read holds one text (true where the caller does not say: each text read for itself). */
+  private soleText = true;
+
+  /** A user message starts, holding `texts` texts. */
+  message(texts: number): void {
+    this.heading = undefined;
+    this.soleText = texts === 1;
+  }
 
   read(text: string): Observation | undefined {
     const heading = this.heading;
     this.heading = undefined;
     if (heading !== undefined) return xmlToolOutput(text, 0, text.length, heading.tool);
     const o = splitObservation(text);
-    if (o?.outputFollows) this.heading = o;
+    if (o === undefined || (!o.amongTexts && !this.soleText)) return undefined;
+    if (o.outputFollows) this.heading = o;
     return o;
   }
 
@@ -132,12 +151,18 @@ export function answers(o: Observation, action: TextAction | undefined): boolean
 }
 
 /**
- * Whether a user message's text is an observation, given the text of the assistant message
- * right before it (undefined where there is none): the same test the request walkers make.
+ * Whether a user message, given its texts, is an observation (a text of it holds output),
+ * given the text of the assistant message right before it (undefined where there is none):
+ * the same test the request walkers make.
  */
-export function isObservationAfter(text: string, before: string | undefined): boolean {
-  const o = splitObservation(text);
-  return o !== undefined && answers(o, before === undefined ? undefined : actionOf(before));
+export function isObservationAfter(texts: readonly string[], before: string | undefined): boolean {
+  const action = before === undefined ? undefined : actionOf(before);
+  const reader = new ObservationReader();
+  reader.message(texts.length);
+  return texts.some((text) => {
+    const o = reader.read(text);
+    return o !== undefined && !o.outputFollows && answers(o, action);
+  });
 }
 
 // Each shape as one expression over the whole message, with its output as the group
@@ -217,7 +242,8 @@ function xmlToolResult(text: string): Observation | undefined {
   if (!m || tool === undefined) return undefined;
   const start = m[0].length;
   // The heading's own block (exactly the heading: pushToolResult's first text).
-  if (start === text.length && !text.endsWith("\n")) return split(text, start, start, true, undefined, tool, true);
+  if (start === text.length && !text.endsWith("\n"))
+    return split(text, start, start, true, undefined, tool, true, true);
   let end = text.length;
   if (text.endsWith(ENVIRONMENT_DETAILS_END, endOfText(text))) {
     const details = text.lastIndexOf(ENVIRONMENT_DETAILS);
@@ -247,7 +273,7 @@ const FEEDBACK_AFTER_OUTPUT = "\n\nThe user provided the following feedback:\n<f
 function xmlToolOutput(text: string, start: number, end: number, tool: string | undefined): Observation | undefined {
   if (PERSON_SAID.test(text.slice(start, start + 160))) return undefined;
   const feedback = text.indexOf(FEEDBACK_AFTER_OUTPUT, start);
-  return split(text, start, feedback >= 0 && feedback < end ? feedback : end, true, undefined, tool);
+  return split(text, start, feedback >= 0 && feedback < end ? feedback : end, true, undefined, tool, false, true);
 }
 
 /** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state (and, for CTFs, its interactive session) and prompt. */
@@ -282,6 +308,7 @@ function split(
   command?: string,
   tool?: string,
   outputFollows = false,
+  amongTexts = false,
 ): Observation {
   return {
     open: text.slice(0, start),
@@ -291,6 +318,7 @@ function split(
     tool,
     needsAction,
     outputFollows,
+    amongTexts,
   };
 }
 

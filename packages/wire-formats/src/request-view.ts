@@ -161,6 +161,11 @@ export class Actions {
     return this.byName?.get(name)?.shift() || undefined;
   }
 
+  /** A user message starts, holding `texts` texts: a template of one text must be its only text. */
+  userMessage(texts: number): void {
+    this.texts.message(texts);
+  }
+
   /**
    * A user message's text (each of its texts in order) with the output of an observation
    * transformed (tags kept); any other text unchanged.
@@ -191,11 +196,16 @@ export { isRecord };
 /** Text of a content value that is a string or an array of parts with `text`. */
 export function textOf(content: unknown, skipTypes: readonly string[] = []): string {
   if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
+  return textsOf(content, skipTypes).join("\n");
+}
+
+/** The texts of a content value: the string, or the `text` of each part that has one. */
+export function textsOf(content: unknown, skipTypes: readonly string[] = []): string[] {
+  if (typeof content === "string") return [content];
+  if (!Array.isArray(content)) return [];
   return content
     .filter((p) => isRecord(p) && typeof p.text === "string" && !skipTypes.includes(String(p.type)))
-    .map((p) => (p as { text: string }).text)
-    .join("\n");
+    .map((p) => (p as { text: string }).text);
 }
 
 /**

@@ -38,6 +38,7 @@ describe("text-protocol observation shapes", () => {
       tool: undefined,
       needsAction: true,
       outputFollows: false,
+      amongTexts: false,
     });
   });
 
@@ -75,6 +76,22 @@ describe("text-protocol observation shapes", () => {
       "Please always provide EXACTLY ONE action in triple backticks, found 2 actions.",
     ];
     for (const text of nearMisses) expect(splitObservation(text), text).to.equal(undefined);
+  });
+
+  it("a template of one text is an observation only as its message's only text; Cline's result stands among others", () => {
+    const mini = `<returncode>1</returncode>\n<output>\n${LOG}</output>`;
+    const reader = new ObservationReader();
+    reader.message(1);
+    expect(reader.read(mini)?.output.trimEnd()).to.equal(LOG.trimEnd());
+    reader.message(2);
+    expect(reader.read("This is what I saw:")).to.equal(undefined);
+    expect(reader.read(mini)).to.equal(undefined);
+    reader.message(3);
+    expect(reader.read("[execute_command for 'pytest'] Result:")?.outputFollows).to.equal(true);
+    expect(reader.read(LOG)?.output).to.equal(LOG);
+    expect(reader.read(ENVIRONMENT_DETAILS)).to.equal(undefined);
+    reader.message(2);
+    expect(reader.read(`[execute_command for 'pytest'] Result:\n${LOG}`)?.output).to.equal(LOG);
   });
 
   it("an observation answers the action before it; one that names its command or tool, only that one", () => {
@@ -269,6 +286,43 @@ describe("the latest user text (what smart detect reads) passes over observation
   for (const [format, body] of Object.entries(bodies)) {
     it(`${format}: SWE-agent's task, which ends in its shell prompt as observations do, is the user's text`, () => {
       expect(ADAPTERS[format as WireFormat].view.latestUserText(body)).to.equal(task);
+    });
+  }
+});
+
+describe("the latest user text is a message of a template and a person's words beside it", () => {
+  const action = "THOUGHT: run it\n```bash\npython worker.py\n```";
+  // SWE-agent 1.x's template is its heading: joined into one text, the words after it would pass for output.
+  const texts = [`OBSERVATION:\n${LOG}`, "Is this what you expected? It is not what I saw."];
+  const bodies: Record<string, Record<string, unknown>> = {
+    openai: {
+      messages: [
+        { role: "assistant", content: action },
+        { role: "user", content: texts.map((text) => ({ type: "text", text })) },
+      ],
+    },
+    anthropic: {
+      messages: [
+        { role: "assistant", content: [{ type: "text", text: action }] },
+        { role: "user", content: texts.map((text) => ({ type: "text", text })) },
+      ],
+    },
+    gemini: {
+      contents: [
+        { role: "model", parts: [{ text: action }] },
+        { role: "user", parts: texts.map((text) => ({ text })) },
+      ],
+    },
+    "openai-responses": {
+      input: [
+        { type: "message", role: "assistant", content: [{ type: "output_text", text: action }] },
+        { type: "message", role: "user", content: texts.map((text) => ({ type: "input_text", text })) },
+      ],
+    },
+  };
+  for (const [format, body] of Object.entries(bodies)) {
+    it(`${format}: the message is the user's text`, () => {
+      expect(ADAPTERS[format as WireFormat].view.latestUserText(body)).to.equal(texts.join("\n"));
     });
   }
 });

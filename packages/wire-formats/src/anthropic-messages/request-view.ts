@@ -9,6 +9,7 @@ import {
   type RequestFormat,
   type ResultTransform,
   textOf,
+  textsOf,
 } from "../request-view.ts";
 
 // Anthropic messages: a top-level `system` (string or text blocks) and `messages` with
@@ -47,12 +48,13 @@ export const anthropicFormat: RequestFormat = {
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
       if (isRecord(m) && m.role === "user") {
-        const text = textOf(m.content, ["tool_result"]);
+        const texts = textsOf(m.content, ["tool_result"]);
         // An observation is the agent's command output, not what the user asked.
         const before = messages[i - 1];
         const action =
           isRecord(before) && before.role === "assistant" ? textOf(before.content, ["tool_use"]) : undefined;
-        if (isObservationAfter(text, action)) continue;
+        if (isObservationAfter(texts, action)) continue;
+        const text = texts.join("\n");
         if (text !== "" || typeof m.content === "string") return text;
       }
     }
@@ -106,6 +108,7 @@ class MessagesWalker implements ItemWalker {
     }
     if (m.role !== "user") return m;
     if (typeof m.content !== "string" && !Array.isArray(m.content)) return m;
+    this.actions.userMessage(textsOf(m.content, ["tool_result"]).length);
     const next = transform ? this.userMessage(m, `#${i}`, transform) : m;
     this.actions.answered();
     return next;

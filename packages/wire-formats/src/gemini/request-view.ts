@@ -9,6 +9,7 @@ import {
   type RequestFormat,
   type ResultTransform,
   textOf,
+  textsOf,
 } from "../request-view.ts";
 
 // Gemini generateContent: `contents` of {role, parts}, an optional `systemInstruction`
@@ -108,11 +109,12 @@ export const geminiFormat: RequestFormat = {
     for (let i = contents.length - 1; i >= 0; i--) {
       const c = contents[i];
       if (isRecord(c) && (c.role === "user" || c.role === undefined)) {
-        const text = textOf(c.parts);
+        const texts = textsOf(c.parts);
+        const text = texts.join("\n");
         // An observation is the agent's command output, not what the user asked.
         const before = contents[i - 1];
         const action = isRecord(before) && before.role === "model" ? textOf(before.parts) : undefined;
-        if (text !== "" && !isObservationAfter(text, action)) return text;
+        if (text !== "" && !isObservationAfter(texts, action)) return text;
       }
     }
     return "";
@@ -183,6 +185,7 @@ class ContentsWalker implements ItemWalker {
       this.actions.assistant(textOf(c.parts), calls);
       return c;
     }
+    this.actions.userMessage(textsOf(c.parts).length);
     let touched = false;
     const parts = c.parts.map((p: unknown) => {
       if (isRecord(p) && typeof p.text === "string") {

@@ -8,6 +8,7 @@ import {
   type RequestFormat,
   type ResultTransform,
   textOf,
+  textsOf,
 } from "../request-view.ts";
 
 // OpenAI chat completions: `messages` with system/developer/user/assistant/tool roles.
@@ -44,11 +45,11 @@ export const openaiFormat: RequestFormat = {
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
       if (!isRecord(m) || m.role !== "user") continue;
-      const text = textOf(m.content);
+      const texts = textsOf(m.content);
       // An observation is the agent's command output, not what the user asked.
       const before = messages[i - 1];
       const action = isRecord(before) && before.role === "assistant" ? textOf(before.content) : undefined;
-      if (!isObservationAfter(text, action)) return text;
+      if (!isObservationAfter(texts, action)) return texts.join("\n");
     }
     return "";
   },
@@ -99,6 +100,7 @@ class ChatWalker implements ItemWalker {
       return m;
     }
     if (m.role === "user") {
+      this.actions.userMessage(textsOf(m.content).length);
       const content = transform
         ? mapTextContent(m.content, (text) => this.actions.observation(text, `#${i}`, transform))
         : m.content;

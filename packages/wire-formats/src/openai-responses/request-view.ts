@@ -38,11 +38,16 @@ const isMessage = (item: Item): boolean =>
 /** Text of a message's content: a string, or its text parts. */
 function textOfContent(content: unknown): string {
   if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
+  return textsOfContent(content).join("\n");
+}
+
+/** The texts of a message's content: the string, or each text part's. */
+function textsOfContent(content: unknown): string[] {
+  if (typeof content === "string") return [content];
+  if (!Array.isArray(content)) return [];
   return content
     .filter((p) => isRecord(p) && TEXT_PART_TYPES.has(String(p.type)) && typeof p.text === "string")
-    .map((p) => (p as { text: string }).text)
-    .join("\n");
+    .map((p) => (p as { text: string }).text);
 }
 
 /** `f` over a content string or each text part; the same value back when nothing changed. */
@@ -103,14 +108,14 @@ export const openaiResponsesFormat: RequestFormat = {
     for (let i = items.length - 1; i >= 0; i--) {
       const item = items[i];
       if (!isRecord(item) || !isMessage(item) || item.role !== "user") continue;
-      const text = textOfContent(item.content);
+      const texts = textsOfContent(item.content);
       // An observation is the agent's command output, not what the user asked.
       const before = items[i - 1];
       const action =
         isRecord(before) && isMessage(before) && before.role === "assistant"
           ? textOfContent(before.content)
           : undefined;
-      if (!isObservationAfter(text, action)) return text;
+      if (!isObservationAfter(texts, action)) return texts.join("\n");
     }
     return "";
   },
@@ -166,6 +171,7 @@ class ItemsWalker implements ItemWalker {
       return item;
     }
     if (isMessage(item) && item.role === "user") {
+      this.actions.userMessage(textsOfContent(item.content).length);
       const content = transform
         ? mapContent(item.content, (text) => this.actions.observation(text, `#${i}`, transform))
         : item.content;
