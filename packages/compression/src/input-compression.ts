@@ -123,9 +123,17 @@ function compressProse(prose: string): string {
   return tidyWhitespace(out);
 }
 
+/**
+ * A run of a line up to a sentence's end, and the end (`end`), where it has one. A run that
+ * has none is matched too, and kept as it is: left to fail, it was tried again from each
+ * of its characters, each try to its end (seconds for a 40 KB line with no full stop).
+ */
+const SENTENCE = /[^.!?\n]+(?<end>[.!?]+(?:\s+|$))?/g;
+
 /** Drops a prose sentence that already appeared earlier in the same text. */
 function dropRepeatedSentences(prose: string, seen: Set<string>): string {
-  return prose.replace(/[^.!?\n]+[.!?]+(?:\s+|$)/g, (sentence) => {
+  return prose.replace(SENTENCE, (sentence, end: string | undefined) => {
+    if (end === undefined) return sentence;
     const key = sentence.trim().toLowerCase().replace(/\s+/g, " ");
     if (key.length < 20) return sentence;
     if (seen.has(key)) return "";

@@ -20,22 +20,23 @@ const PATTERNS: RegExp[] = [
   /\b\d[\d.,:_%/-]*\b|\$\d[\d.,]*/g, // numbers, versions, dates, money
 ];
 
-/** [start, end) ranges of balanced {...} / [...] spans (JSON and the like). */
+/**
+ * [start, end) ranges of balanced {...} / [...] spans (JSON and the like), the outermost
+ * only; a bracket of either kind closes either. One pass with a stack of the open
+ * brackets: a scan from each open bracket to its close went to the end of the text for
+ * every one never closed, and a message of 40,000 "[" held the event loop for seconds.
+ */
 function bracketRanges(text: string): [number, number][] {
   const ranges: [number, number][] = [];
+  const open: number[] = [];
   for (let i = 0; i < text.length; i++) {
-    const open = text[i];
-    if (open !== "{" && open !== "[") continue;
-    let depth = 0;
-    for (let j = i; j < text.length; j++) {
-      const c = text[j];
-      if (c === "{" || c === "[") depth++;
-      else if (c === "}" || c === "]") depth--;
-      if (depth === 0) {
-        ranges.push([i, j + 1]);
-        i = j;
-        break;
-      }
+    const c = text[i];
+    if (c === "{" || c === "[") open.push(i);
+    else if ((c === "}" || c === "]") && open.length > 0) {
+      const start = open.pop() as number;
+      // The spans closed inside this one are in it: only the outermost is kept.
+      while ((ranges.at(-1)?.[0] ?? -1) > start) ranges.pop();
+      ranges.push([start, i + 1]);
     }
   }
   return ranges;

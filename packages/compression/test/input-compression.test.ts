@@ -52,6 +52,27 @@ describe("input compression", () => {
     expect(out).to.include("```\nbasically   code\n```");
   });
 
+  it("protects the outermost balanced bracket span, either kind closing either; an unclosed bracket protects nothing", () => {
+    const spans = (text: string) => segment(text).flatMap((s) => (s.protected ? [s.text] : []));
+    expect(spans('send {"a": [x, {y}], "b": z} then [p] and {q]')).to.deep.equal([
+      '{"a": [x, {y}], "b": z}',
+      "[p]",
+      "{q]",
+    ]);
+    expect(spans("open [ never { closed but {inner} is")).to.deep.equal(["{inner}"]);
+    expect(spans("a ] stray } close then [b]")).to.deep.equal(["[b]"]);
+  });
+
+  it("takes time in proportion to the text: 40,000 unclosed brackets, or a line with no full stop", () => {
+    // Each unclosed bracket was scanned to the text's end, and each character of a line with
+    // no sentence end tried as a sentence's start: seconds, the event loop held.
+    for (const text of [`please look at this: ${"[".repeat(40_000)}`, `see ${"{".repeat(40_000)}`]) {
+      const start = performance.now();
+      compressInputText(text);
+      expect(performance.now() - start, text.slice(0, 24)).to.be.below(1_000);
+    }
+  });
+
   it("keeps every protected span byte-identical on generated text (property)", () => {
     const prose = fc.constantFrom(
       "please",
