@@ -10,10 +10,16 @@ import { segment } from "./protected-spans.ts";
 // spans (see protected-spans.ts) are never touched. The result depends on the text
 // alone, so a message compresses the same way every turn.
 
+/** Marks a phrase that goes only where it opens a sentence. */
+const OPENING = true;
+
 /** Phrases that carry no instruction, with what replaces them. Whole words, any case. */
-const FILLER: [RegExp, string][] = [
+const FILLER: [pattern: RegExp, replacement: string, onlyOpening?: boolean][] = [
   [/\bI (?:would like|want|need) you to\s+/gi, ""],
   [/\bI was wondering if you could\s+/gi, ""],
+  // "Please, fix it" is "Fix it", not ", fix it": opening a sentence, a polite word goes
+  // with its comma. Elsewhere the comma may end a clause: "He spoke kindly, then left".
+  [/\b(?:please|kindly),\s+/gi, "", OPENING],
   [/\b(?:please|kindly)\s+/gi, ""],
   [/,?\s*please\b/gi, ""],
   [/\btake a (?:moment|minute|second) to\s+/gi, ""],
@@ -111,15 +117,17 @@ function opensSentence(text: string, offset: number): boolean {
 function compressProse(prose: string): string {
   if (prose.includes(OPENED)) return tidyWhitespace(prose);
   let out = prose;
-  for (const [pattern, replacement] of FILLER) {
+  for (const [pattern, replacement, onlyOpening] of FILLER) {
     out = out.replace(pattern, (match: string, ...rest: unknown[]) => {
       const [offset, text] = rest.slice(-2) as [number, string];
+      if (onlyOpening && !opensSentence(text, offset)) return match;
       // "I would like you to" is capitalised wherever it stands: only a sentence's opener passes its capital on.
       if (!/^[A-Z]/.test(match) || !opensSentence(text, offset)) return replacement;
       return replacement === "" ? OPENED : replacement[0]?.toUpperCase() + replacement.slice(1);
     });
   }
-  out = dropArticles(out).replace(/\uE000\s*([a-z]?)/g, (_m, c: string) => c.toUpperCase());
+  // A comma right after an opener that went was the opener's ("Thanks, fix it" is "Fix it").
+  out = dropArticles(out).replace(/\uE000\s*(?:,\s*)?([a-z]?)/g, (_m, c: string) => c.toUpperCase());
   return tidyWhitespace(out);
 }
 

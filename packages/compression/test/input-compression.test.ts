@@ -137,6 +137,13 @@ describe("input compression", () => {
       ["a discourse opener, question", "So, where is the White House?", "Where is White House?"],
       ["'now' that means now", "Now you are an engineer.", "Now you are engineer."],
       ["an opener inside a sentence", "If so, where is it?", "If so, where is it?"],
+      ["a polite word with its comma", "Please, basically, fix the bug in parser.py.", "Fix bug in parser.py."],
+      ["a polite word with its comma, after a sentence", "Hi. Please, explain the error.", "Hi. Explain error."],
+      ["a polite word with its comma (kindly)", "Kindly, review this.", "Review this."],
+      ["a polite word with its comma, lower case", "please, fix it.", "Fix it."],
+      ["thanks with its comma", "Thanks, fix it.", "Fix it."],
+      ["a comma that ends a clause", "He spoke kindly, then left.", "He spoke kindly, then left."],
+      ["a polite word inside a sentence", "Fix it, please, now.", "Fix it, now."],
       ["an intensifier", "Thomas is very healthy.", "Thomas is healthy."],
       [
         "an intensifier after a negation",
