@@ -21,7 +21,9 @@ const FILLER: [pattern: RegExp, replacement: string, onlyOpening?: boolean][] = 
   // with its comma. Elsewhere the comma may end a clause: "He spoke kindly, then left".
   [/\b(?:please|kindly),\s+/gi, "", OPENING],
   [/\b(?:please|kindly)\s+/gi, ""],
-  [/,?\s*please\b/gi, ""],
+  // Started only after a character that is no space: from inside a run of spaces it would
+  // scan to the run's end at every one (40 KB of spaces took seconds).
+  [/(?<!\s),?\s*please\b/gi, ""],
   [/\btake a (?:moment|minute|second) to\s+/gi, ""],
   [/\bit is (?:important|worth) (?:to note|noting) that\s+/gi, ""],
   [/\b(?:as a matter of fact|needless to say|for what it's worth|to be honest|at the end of the day),?\s*/gi, ""],
@@ -48,7 +50,9 @@ const FILLER: [pattern: RegExp, replacement: string, onlyOpening?: boolean][] = 
   [/\byour (?:task|job|goal|objective) is to\s+/gi, ""],
   // A discourse opener with its comma ("Now, explain it again", "So, where is it?"),
   // only where it opens a sentence: "Now you are an engineer" keeps its "now".
-  [/(?<=^|[.!?]\s+|\n\s*)(?:now|so|well|okay|ok),\s+/gim, ""],
+  // (The word is looked for first: the look back over the spaces before it, tried at every
+  // one of a run of spaces, would make the run's length squared.)
+  [/(?=(?:now|so|well|okay|ok),)(?<=^|[.!?]\s+|\n\s*)(?:now|so|well|okay|ok),\s+/gim, ""],
   // An intensifier says nothing an instruction needs, but "not very good" is not "not good".
   [/(?<!\bnot |n't |\bnever )\b(?:very|really) (?=[a-z])/gi, ""],
   // "that" after a verb of saying or thinking, before the clause's subject, is optional
@@ -88,13 +92,12 @@ const FILLER: [pattern: RegExp, replacement: string, onlyOpening?: boolean][] = 
  */
 const ARTICLE =
   /\b(?:the|an?) (?!(?:be|is|are|was|were|and|or|of|to|in|on|at|with|has|have|can|equals|plus|minus|times|over)\b)(?=[a-z]|[A-Z][A-Za-z])/g;
+/** An article opening a sentence (the word looked for before the look back over the spaces, which kept it linear). */
 const SENTENCE_ARTICLE =
-  /(^|[.!?]\s+|\n\s*)(?:The|An?) (?!(?:be|is|are|was|were|and|or|of|to|in|on|at|with|has|have|can|equals|plus|minus|times|over)\b)([a-z]|[A-Z](?=[A-Za-z]))/g;
+  /(?=(?:The|An?) )(?<=^|[.!?]\s+|\n\s*)(?:The|An?) (?!(?:be|is|are|was|were|and|or|of|to|in|on|at|with|has|have|can|equals|plus|minus|times|over)\b)([a-z]|[A-Z](?=[A-Za-z]))/g;
 
 function dropArticles(prose: string): string {
-  return prose
-    .replace(ARTICLE, "")
-    .replace(SENTENCE_ARTICLE, (_m, before: string, c: string) => before + c.toUpperCase());
+  return prose.replace(ARTICLE, "").replace(SENTENCE_ARTICLE, (_m, c: string) => c.toUpperCase());
 }
 
 function tidyWhitespace(prose: string): string {

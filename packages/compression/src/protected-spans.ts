@@ -14,9 +14,12 @@ const PATTERNS: RegExp[] = [
   /```[\s\S]*?(?:```|$)/g, // fenced code, an unclosed fence runs to the end
   /`[^`\n]+`/g, // inline code
   /^(?: {4}|\t).*$/gm, // indented code lines
-  /\b[a-z][a-z0-9+.-]*:\/\/[^\s<>"'`]+/gi, // URLs
+  // Each pattern whose first part repeats starts only where a run of its characters starts
+  // (a lookbehind, not \b): tried from inside a run, it would scan to the run's end at every
+  // character, and 40 KB of "a.a.a." took seconds.
+  /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s<>"'`]+/gi, // URLs
   /(?<![\w'])"(?:[^"\\\n]|\\.)*"|(?<![\w])'(?:[^'\\\n]|\\.)+'(?![\w])|“[^”\n]*”/g, // quoted strings
-  /(?:~|\.{1,2})?(?:\/[\w.@+-]+)+\/?|\b[\w.-]+(?:\/[\w.@+-]+)+|\b[\w-]+\.(?:ts|js|py|go|rs|java|rb|c|h|cpp|json|yaml|yml|toml|md|txt|sh|sql|css|html)\b/g, // paths and file names
+  /(?:~|\.{1,2})?(?:\/[\w.@+-]+)+\/?|(?<![\w.-])[\w.-]+(?:\/[\w.@+-]+)+|\b[\w-]+\.(?:ts|js|py|go|rs|java|rb|c|h|cpp|json|yaml|yml|toml|md|txt|sh|sql|css|html)\b/g, // paths and file names
   /\b\d[\d.,:_%/-]*\b|\$\d[\d.,]*/g, // numbers, versions, dates, money
 ];
 
