@@ -18,8 +18,8 @@ import { expectRefusal, heapUsed, MB, prototypeAdditions, refusalState } from ".
 
 // Hostile bodies at the key endpoints and the proxy, beyond the bad-input matrices of
 // services/control-plane/test/bad-input.ts (not JSON, truncated, arrays, wrong types,
-// 40 KB) and services/data-plane/test/checks.test.ts (not JSON, not an object, a 20 MB
-// body with its Content-Length). Each is a 4xx in the envelope that writes nothing,
+// 40 KB) and services/data-plane/test/checks.test.ts (not JSON, not an object, a body past
+// 32 MiB with its Content-Length). Each is a 4xx in the envelope that writes nothing,
 // pollutes no prototype, and leaves the heap where it was.
 
 const deepArrays = (levels: number) => "[".repeat(levels) + "]".repeat(levels);
@@ -48,15 +48,15 @@ async function send(url: string, method: string, body: HostileBody["body"], head
   return { status: res.status, text: await res.text() };
 }
 
-/** 20 MB in 64 KB chunks, made as they are read. */
-function twentyMegabytesChunked(prefix: string): () => ReadableStream<Uint8Array> {
+/** `megabytes` MB in 64 KB chunks, made as they are read. */
+function chunkedBody(prefix: string, megabytes: number): () => ReadableStream<Uint8Array> {
   return () => {
     let sent = 0;
     const chunk = new Uint8Array(64 * 1024).fill(0x78);
     return new ReadableStream({
       pull(controller) {
         if (sent === 0) controller.enqueue(new TextEncoder().encode(prefix));
-        if (sent >= 20 * MB) return controller.close();
+        if (sent >= megabytes * MB) return controller.close();
         sent += chunk.length;
         controller.enqueue(chunk);
       },
@@ -85,7 +85,7 @@ describe("hostile: request bodies", () => {
         status: [400],
       },
       { name: "a 20 MB body", body: `{"${field}":"${"x".repeat(20 * MB)}"}`, status: [413] },
-      { name: "a 20 MB body, chunked", body: twentyMegabytesChunked(`{"${field}":"`), status: [413] },
+      { name: "a 20 MB body, chunked", body: chunkedBody(`{"${field}":"`, 20), status: [413] },
       ...INVALID_UTF8.map((bad) => ({
         name: `the bytes ${bad.toString("hex")} (not UTF-8) in ${field}`,
         body: jsonWithBytes(field, bad, rest),
@@ -205,7 +205,8 @@ describe("hostile: request bodies", () => {
         status: [400],
         message: "Request body is nested more than 128 levels deep",
       },
-      { name: "a 20 MB body, chunked", body: twentyMegabytesChunked('{"model":"m","messages":"'), status: [413] },
+      // Past the proxy's 32 MiB (MAX_BODY_BYTES, Anthropic's own cap).
+      { name: "a 40 MB body, chunked", body: chunkedBody('{"model":"m","messages":"', 40), status: [413] },
       ...INVALID_UTF8.map((bad) => ({
         name: `the bytes ${bad.toString("hex")} (not UTF-8) in a message`,
         body: jsonWithBytes("content", bad, '"model":"m","messages":[],'),
