@@ -75,6 +75,17 @@ describe("recall handles in cut markers", () => {
     expect(out.cuts?.size).to.equal(2); // the repeated text once (content-addressed), the JSON once
   });
 
+  it("names the handle in the marker of a JSON result's main string cut as a log, which says how to see it all", () => {
+    const log = Array.from({ length: 300 }, (_, i) => `step ${i}: ${["fetch", "build", "lint", "test"][i % 4]} done`);
+    const json = JSON.stringify({ number: 4, title: "CI log", body: log.join("\n") }, null, 2);
+    const shown = resultOf(compressRequest("anthropic", session([json]), withRecall("standard")).body, 0);
+    const body = (JSON.parse(shown) as { body: string }).body;
+    expect(body).to.match(/\[terse: \d+ lines omitted; `run 0` shows all; recall [0-9a-f]{12}\]/);
+    const cuts = [...shown.matchAll(/\[terse: (?!the omitted part mentions)/g)].length;
+    expect(cuts).to.be.greaterThan(0);
+    expect(markersIn(shown)).to.have.length(cuts);
+  });
+
   it("leaves markers plain and returns no originals when recall is off", () => {
     const out = compressRequest("anthropic", session([varied(3_000)]), contextSettings("standard"));
     expect(resultOf(out.body, 0)).to.match(/\[terse: \d+ lines omitted/);

@@ -37,11 +37,20 @@ export function nameRecallHandles(original: string, compressed: string, handle: 
   return lines.join("\n");
 }
 
-/** Markers inside a line (a cut within one long line, an item of a JSON array) name the handle alone. */
+/**
+ * A marker inside a line: `[terse: ` to its closing `]`, a command it repeats read whole
+ * (`` `grep "x[0-9]"` shows all ``), since a command may hold brackets of its own.
+ */
+const INLINE_MARKER = /\[terse: (?:[^\]`]|`[^`]*`)*\]/g;
+
+/**
+ * Markers inside a line (a cut within one long line, an item of a JSON array, a JSON
+ * string shortened as a log, whose first marker says how to see it all) name the handle
+ * alone. The index of what went is a note, not a cut.
+ */
 function nameInlineMarkers(line: string, handle: string): string {
-  return line.replace(
-    /\[terse: ([^\]]*?) omitted\]/g,
-    (_m, what: string) => `[terse: ${what} omitted; recall ${handle}]`,
+  return line.replace(INLINE_MARKER, (marker) =>
+    marker.startsWith(INDEX_NOTE) ? marker : `${marker.slice(0, -1)}; recall ${handle}]`,
   );
 }
 
