@@ -86,6 +86,25 @@ describe("recall handles in cut markers", () => {
     expect(markersIn(shown)).to.have.length(cuts);
   });
 
+  it("names the handle but no lines in the one marker of a diff's context lines, cut from every hunk", () => {
+    const diff = ["diff --git a/app.py b/app.py", "index 3f2a9c0..1b7e2d4 100644", "--- a/app.py", "+++ b/app.py"];
+    for (let h = 0; h < 30; h++)
+      diff.push(
+        `@@ -${h * 20 + 1},5 +${h * 20 + 1},5 @@ def handler_${h}(request):`,
+        `     context line one of hunk ${h}`,
+        `-    old_value_${h} = compute(${h})`,
+        `+    new_value_${h} = compute(${h} + 1)`,
+        `     context line two of hunk ${h}`,
+      );
+    const shown = resultOf(compressRequest("anthropic", session([diff.join("\n")]), withRecall("standard")).body, 0);
+    expect(shown).not.to.include("context line one");
+    expect(shown).to.match(
+      /^\[terse: 60 unchanged context lines and 1 `index` line omitted throughout; `run 0` shows all; recall [0-9a-f]{12}\]$/m,
+    );
+    // No range: the lines it stands for are in every hunk, not one run.
+    for (const m of markersIn(shown)) expect(m.from).to.be.NaN;
+  });
+
   it("leaves markers plain and returns no originals when recall is off", () => {
     const out = compressRequest("anthropic", session([varied(3_000)]), contextSettings("standard"));
     expect(resultOf(out.body, 0)).to.match(/\[terse: \d+ lines omitted/);

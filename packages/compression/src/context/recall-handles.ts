@@ -1,5 +1,6 @@
 import { lineKey } from "./line-key.ts";
 import { INDEX_NOTE } from "./span-index.ts";
+import { isOmittedThroughout } from "./truncate.ts";
 
 // Recall handles in cut markers (issue 18). Every cut of a tool result names the handle
 // its original is kept under, and, where the cut is whole lines of the original, which
@@ -10,7 +11,8 @@ import { INDEX_NOTE } from "./span-index.ts";
 // found afterwards by aligning the shortened text's kept lines with the original's, in
 // order. A kept line that was changed (cut inside, or re-serialised JSON) aligns with
 // nothing, which only widens the range the next marker names: a range may cover some
-// shown lines, never miss cut ones.
+// shown lines, never miss cut ones. A cut from all over the text (omittedThroughout: a
+// diff's context lines) is no one run of lines and names the handle alone.
 
 /** The handle of a text: 12 hex digits of its content digest (dedupe.ts's SHA-1, base64), so the same output has one handle. */
 export function recallHandleOf(digestBase64: string): string {
@@ -73,7 +75,7 @@ function cutRanges(original: string, kept: readonly string[]): Map<number, strin
   for (let k = 0; k < kept.length; k++) {
     const line = kept[k] as string;
     if (isCutLine(line)) {
-      pending.push(k);
+      if (!isOmittedThroughout(line)) pending.push(k);
       continue;
     }
     if (line.startsWith(MARKER)) continue;

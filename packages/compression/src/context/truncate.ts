@@ -23,6 +23,19 @@ export function omitted(what: string): string {
   return `[terse: ${what} omitted]`;
 }
 
+/**
+ * The wording of a cut of lines from all over the text rather than one run of them (a
+ * diff's context lines, every hunk's; a listing's columns, every line's), saying how to
+ * see it all where the command is short enough to repeat. Recall names no lines for it
+ * (recall-handles.ts): no one range of the original is what it stands for.
+ */
+export function omittedThroughout(what: string, again?: string): string {
+  return `[terse: ${what} omitted throughout${again === undefined ? "" : `; \`${again}\` shows all`}]`;
+}
+
+/** Whether a marker line is one of omittedThroughout's. */
+export const isOmittedThroughout = (line: string): boolean => /^\[terse: [^\]]*? omitted throughout[;\]]/.test(line);
+
 /** The end of the last whole line before `at`, if one ends within 20% of it; else `at`. */
 function lineBoundaryBefore(text: string, at: number): number {
   const nl = text.lastIndexOf("\n", at);
