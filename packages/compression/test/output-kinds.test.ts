@@ -104,6 +104,19 @@ describe("output kinds", () => {
     }
   });
 
+  it("`ls -l` keeps the names, and one marker says the other columns of every line went and how to see them", () => {
+    const ls = Array.from(
+      { length: 80 },
+      (_, i) =>
+        `-rwxr-x---  1 deploy staff ${String(1000 + i * 37).padStart(6)} Jan ${1 + (i % 28)} 12:0${i % 10} file_${i}.py`,
+    );
+    const out = compressOne("ls -la", ["total 320", ...ls].join("\n"), "standard").split("\n");
+    expect(out.slice(0, 3)).to.deep.equal(["total 320", "file_0.py", "file_1.py"]);
+    expect(out.filter((l) => l.startsWith("[terse: "))).to.deep.equal([
+      "[terse: the mode, owner, size and date of 80 long-listed files omitted throughout; `ls -la` shows all]",
+    ]);
+  });
+
   it("a file view keeps its definitions with their line numbers, and says how to view a cut range again", () => {
     const lines = source(700, seededRandom(3));
     const out = compressOne("sed -n '100,999p' app/handlers.py", lines.join("\n"), "standard");

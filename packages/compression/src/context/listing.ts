@@ -1,12 +1,13 @@
 import { repeatable } from "./kinds.ts";
 import type { CutContext } from "./shorten.ts";
 import { cutIndex } from "./span-index.ts";
-import { omitted } from "./truncate.ts";
+import { omittedThroughout } from "./truncate.ts";
 
 // A listing (grep hits, find, ls) shortened so that every distinct path stays: the paths
 // are what the agent goes on to open. Repeated lines go, `ls -l` keeps the names, a grep
 // hit keeps its path, line number and the start of its text; past the budget, the hits of
 // one file become its path and line numbers, and the names of the text cut are listed.
+// What went is from all over the listing, so one marker at its end says all of it.
 
 const GREP_HIT = /^(\.?\/?[\w.@+-]+(?:\/[\w.@+-]+)*):(\d+)([:-])(.*)$/;
 const LS_LONG = /^[dlcbps-][rwxsStT-]{9}[.@+]?\s+(?:\S+\s+){7}(.+)$/;
@@ -20,12 +21,16 @@ export function shortenListing(text: string, context: CutContext): string {
   const lines: string[] = [];
   const gone: string[] = [];
   let dropped = 0;
+  let longListed = 0;
+  let clipped = 0;
   for (const raw of text.split("\n")) {
     const ls = LS_LONG.exec(raw);
+    if (ls) longListed++;
     let line = ls ? (ls[1] ?? raw) : raw;
     const hit = GREP_HIT.exec(line);
     if (hit && (hit[4] ?? "").length > HIT_TEXT) {
       gone.push(line);
+      clipped++;
       line = `${hit[1]}:${hit[2]}${hit[3]}${(hit[4] ?? "").slice(0, HIT_TEXT)}…`;
     }
     if (seen.has(line)) {
@@ -37,14 +42,14 @@ export function shortenListing(text: string, context: CutContext): string {
   }
   let out = lines;
   if (lines.join("\n").length > budget) out = byFile(lines, gone);
-  const notes: string[] = [];
-  if (dropped > 0) notes.push(omitted(`${dropped} repeated lines`));
-  if (out !== lines) {
-    const again = repeatable(command);
-    notes.push(omitted(`the text of the hits${again ? `; \`${again}\` shows it` : ""}`));
-  }
+  const what: string[] = [];
+  if (longListed > 0) what.push(`the mode, owner, size and date of ${longListed} long-listed files`);
+  if (dropped > 0) what.push(`${dropped} repeated lines`);
+  if (out !== lines) what.push("the text of the hits");
+  else if (clipped > 0) what.push(`the rest of ${clipped} long hits`);
+  const note = what.length > 0 ? [omittedThroughout(what.join(", "), repeatable(command))] : [];
   const index = cutIndex(gone, out, limits.keepNames, shown);
-  return [...out, ...notes, ...(index ? [index] : [])].join("\n");
+  return [...out, ...note, ...(index ? [index] : [])].join("\n");
 }
 
 /** Hits grouped by file: each path once, with the line numbers of its hits; other lines as they are. */
