@@ -22,6 +22,14 @@ describe("skimmed lines and the cut of a long log", () => {
     expect(backward).to.deep.equal(forward);
   });
 
+  it("leaves a run of short look-alike lines whole where its marker, named, would be longer", () => {
+    const lines = ["start", ...Array.from({ length: 6 }, (_, i) => `ok ${i}`), "end"];
+    const text = lines.join("\n");
+    expect(skim(text, 0, text.length, Number.POSITIVE_INFINITY).entries.map((e) => e.text)).to.deep.equal(lines);
+    const backward = skim(text, 0, text.length, Number.POSITIVE_INFINITY, true).entries.map((e) => e.text);
+    expect(backward.reverse()).to.deep.equal(lines);
+  });
+
   it("reads from either end only as far as the budget, and says whether that was all", () => {
     const text = Array.from({ length: 1_000 }, (_, i) => `${"abcdefg"[i % 7]?.repeat(1 + (i % 5))} line`).join("\n");
     const head = skim(text, 0, text.length, 100);

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { seededRandom } from "@terse/testkit";
 import { expect } from "chai";
 import { type CompressionSettings, compressRequest, forgetRemembered, recallHandleOf } from "../src/index.ts";
 import { contextSettings } from "./settings.ts";
@@ -103,6 +104,40 @@ describe("recall handles in cut markers", () => {
     );
     // No range: the lines it stands for are in every hunk, not one run.
     for (const m of markersIn(shown)) expect(m.from).to.be.NaN;
+  });
+
+  it("cuts no gap its named marker costs more than: separator lines between error lines stay", () => {
+    const rows = Array.from({ length: 40 }, (_, i) => `row ${i}: ${"=".repeat(60)}`);
+    const middle = Array.from({ length: 120 }, (_, i) => (i % 2 ? "-".repeat(40) : `E${i}: error`));
+    const original = [...rows, ...middle, ...rows].join("\n");
+    const shown = resultOf(compressRequest("anthropic", session([original]), withRecall("aggressive")).body, 0);
+    expect(shown.length).to.be.below(original.length);
+    expect(shown).to.include(middle.join("\n"));
+    const lines = original.split("\n");
+    for (const m of shown.matchAll(MARKER)) {
+      if (m[2] === undefined) continue;
+      const stands = lines.slice(Number(m[2]) - 1, Number(m[3])).join("\n");
+      expect(stands.length, m[0]).to.be.above(m[0].length);
+    }
+  });
+
+  it("never makes a result longer, markers named (property, seeded logs of short runs, separators and errors)", () => {
+    const rnd = seededRandom(11);
+    const pieces = [
+      () => Array.from({ length: 5 + Math.floor(rnd() * 4) }, (_, i) => `ok ${i}`).join("\n"),
+      () => "-".repeat(Math.floor(rnd() * 60)),
+      () => `E${Math.floor(rnd() * 1000)}: error in step`,
+      () => `building module_${Math.floor(rnd() * 100)} (${"x".repeat(Math.floor(rnd() * 200))})`,
+    ];
+    for (let round = 0; round < 40; round++) {
+      const original = Array.from({ length: 40 + Math.floor(rnd() * 300) }, () =>
+        (pieces[Math.floor(rnd() * pieces.length)] as () => string)(),
+      ).join("\n");
+      for (const level of ["standard", "aggressive"] as const) {
+        const shown = resultOf(compressRequest("anthropic", session([original]), withRecall(level)).body, 0);
+        expect(shown.length, `round ${round} ${level}`).to.be.at.most(original.length);
+      }
+    }
   });
 
   it("leaves markers plain and returns no originals when recall is off", () => {

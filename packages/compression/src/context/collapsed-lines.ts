@@ -1,8 +1,10 @@
+import { namingChars } from "./recall-handles.ts";
 import { omitted } from "./truncate.ts";
 
 // The lines of a text as a reader skims them, read from either end: a long run of lines
 // that differ only in their numbers (progress, "compiling module_17 ... ok") is one kind
-// of event and shows as its first line, a marker and its last line. Reading from an end
+// of event and shows as its first line, a marker and its last line (where the marker,
+// named as recall names it, is shorter than the lines it stands for). Reading from an end
 // only as far as a budget keeps the work of cutting a 1 MB log to the few kilobytes it
 // keeps: the middle is never split into lines.
 
@@ -116,6 +118,7 @@ export function skim(
     used += size;
     return true;
   };
+  const naming = namingChars(text.length);
   let line = backward ? lineTo(text, to, from) : lineFrom(text, from, to);
   let own = text.slice(line.start, line.end);
   let shape = shapeOrBlank(own);
@@ -139,12 +142,21 @@ export function skim(
     }
     if (count >= SIMILAR_RUN) {
       const [first, last] = backward ? [far, line] : [line, far];
-      run.length = 0;
-      run.push(
-        { ...line, text: own },
-        { start: first.end + 1, end: last.start - 1, text: omitted(`${count - 2} similar lines`), collapsed: true },
-        { ...far, text: farText },
-      );
+      const marker = omitted(`${count - 2} similar lines`);
+      if (last.start - first.end - 2 > marker.length + naming) {
+        run.length = 0;
+        run.push(
+          { ...line, text: own },
+          { start: first.end + 1, end: last.start - 1, text: marker, collapsed: true },
+          { ...far, text: farText },
+        );
+      } else {
+        // A run of short lines stays whole: its marker, named as recall names it, would cost more than it saves.
+        for (let l = step(text, run.at(-1) as Line, from, to, backward); l; l = step(text, l, from, to, backward)) {
+          run.push({ ...l, text: text.slice(l.start, l.end) });
+          if (l.start === far.start) break;
+        }
+      }
     }
     for (const e of run) {
       if (!fits(e.text)) return { entries, complete: false };

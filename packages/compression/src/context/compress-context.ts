@@ -235,6 +235,8 @@ function compressOne(
       });
     if (output !== r.output) next = r.report + output + r.trailer;
     if (recall && next !== r.text) next = nameRecallHandles(r.text, next, recallHandleOf(r.hash));
+    // Compression never makes a result longer: where its markers, named, cost all it saved, it stays whole.
+    if (next.length >= r.text.length) next = r.text;
   }
   // What the conversation shows is remembered, handles and all: a later repeat of it
   // is found in the shown text, never in a marker.

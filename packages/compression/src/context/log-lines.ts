@@ -1,5 +1,6 @@
 import { type Entry, type Line, lineFrom, lookAlikeRun, newlinesIn, SIMILAR_RUN, skim } from "./collapsed-lines.ts";
 import { repeatable } from "./kinds.ts";
+import { namingChars } from "./recall-handles.ts";
 import type { CutContext } from "./shorten.ts";
 import { cutIndex } from "./span-index.ts";
 import { cutMiddle, omitted } from "./truncate.ts";
@@ -100,11 +101,16 @@ export function shortenLines(text: string, context: CutContext): string {
     if (firstMarker < 0) firstMarker = out.length;
     return out.push(cutMiddle(line, Math.floor(cap * 0.7), Math.floor(cap * 0.3)));
   };
+  const naming = namingChars(text.length);
   const gap = (from: number, to: number) => {
     if (from > to) return;
+    const marker = omitted(`${newlinesIn(text, from, to) + 1} lines`);
+    // A gap no longer than its marker, named as recall names it, stays: cut, it would cost
+    // more than it saves (a separator line between two error lines).
+    if (to - from <= marker.length + naming) return out.push(text.slice(from, to));
     if (firstMarker < 0) firstMarker = out.length;
     gone.push(text.slice(from, to));
-    out.push(omitted(`${newlinesIn(text, from, to) + 1} lines`));
+    return out.push(marker);
   };
   // A run's middle collapsed in the head or the tail went too.
   const keepEntry = (e: Entry, cap: number) => {

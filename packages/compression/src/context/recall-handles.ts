@@ -19,6 +19,15 @@ export function recallHandleOf(digestBase64: string): string {
   return Buffer.from(digestBase64, "base64").toString("hex", 0, 6);
 }
 
+/**
+ * The most characters that naming a handle and a range adds to a cut marker of a text of
+ * `chars` characters (it has fewer lines than characters): what a shortener that knows
+ * nothing of recall counts a marker as costing more, so that no cut costs more than it saves.
+ */
+export function namingChars(chars: number): number {
+  return `; recall ${"0".repeat(12)} lines -`.length + 2 * String(chars).length;
+}
+
 const MARKER = "[terse: ";
 /** How many later occurrences of a line are tried for the one whose next line matches too. */
 const CANDIDATES = 32;
