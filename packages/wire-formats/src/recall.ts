@@ -1,4 +1,5 @@
 import type { ReportedUsage } from "./adapter.ts";
+import { withField } from "./json.ts";
 
 // Recall (issue 18): every cut context compression makes names a handle, and the model
 // can fetch the original back with one tool, `terse_recall`, which terse adds to the
@@ -140,6 +141,14 @@ export function frozenDeclaration<T extends object>(value: T): T {
   for (const v of Object.values(value)) if (typeof v === "object" && v !== null) frozenDeclaration(v);
   return Object.freeze(value);
 }
+
+/** The tools a request declares ([] when it declares none). */
+export const declaredTools = (body: Record<string, unknown>): unknown[] =>
+  Array.isArray(body.tools) ? body.tools : [];
+
+/** The request with `tool` declared last among its tools (the caller's stay as sent, in front). */
+export const withToolLast = (body: Record<string, unknown>, tool: unknown): Record<string, unknown> =>
+  withField(body, "tools", [...declaredTools(body), tool]);
 
 /** Usage summed over rounds. */
 export function addUsage(a: ReportedUsage, b: ReportedUsage): ReportedUsage {

@@ -1,7 +1,8 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf, withField } from "../json.ts";
+import { isRecord, stringOf } from "../json.ts";
 import {
   addUsage,
+  declaredTools,
   frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
@@ -9,6 +10,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  withToolLast,
 } from "../recall.ts";
 
 // Recall in Anthropic messages: terse_recall is one more entry of `tools`, a call is a
@@ -53,14 +55,13 @@ function withoutRecall(answer: Json): Json {
   return { ...answer, content, stop_reason: ended ? "end_turn" : answer.stop_reason };
 }
 
-const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
-const takesTool = (body: Json): boolean => !toolsOf(body).some((t) => isRecord(t) && t.name === RECALL_TOOL_NAME);
+const takesTool = (body: Json): boolean => !declaredTools(body).some((t) => isRecord(t) && t.name === RECALL_TOOL_NAME);
 
 export const messagesRecall: RecallFormat = {
   takesTool,
 
   // Last, without cache_control: a caller's breakpoint stays on the tool it marked.
-  withTool: (body) => (takesTool(body) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
+  withTool: (body) => (takesTool(body) ? withToolLast(body, RECALL_TOOL) : body),
 
   calls: (answer) => contentOf(answer).filter(isRecallCall).map(callOf),
 

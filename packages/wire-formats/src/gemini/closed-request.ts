@@ -1,5 +1,6 @@
 import { isRecord } from "../json.ts";
 import { TERSE_INSTRUCTION_TAG } from "../request-view.ts";
+import { systemKey } from "./request-view.ts";
 
 // Two kinds of Gemini request take neither a system instruction nor tools, and Gemini
 // refuses the request when either is there:
@@ -18,17 +19,19 @@ export function closedRequestReason(body: Record<string, unknown>, model: string
   return null;
 }
 
-const systemKeyOf = (body: Record<string, unknown>) =>
-  "system_instruction" in body ? "system_instruction" : "systemInstruction";
-
 /**
- * The request with a system instruction that is terse's alone moved to the front of the
- * first user turn (a new one when the conversation opens with the model's). A caller's
- * own system instruction stays where it was sent: Gemini answers it as it would without
- * terse.
+ * The request as Gemini takes it from `model`: a closed request's system instruction, where
+ * it is terse's alone, moved to the front of the first user turn (a new one when the
+ * conversation opens with the model's); any other request as it is. A caller's own system
+ * instruction stays where it was sent: Gemini answers it as it would without terse.
  */
+export function asGeminiTakesIt(body: Record<string, unknown>, model: string | undefined): Record<string, unknown> {
+  return closedRequestReason(body, model) ? withInstructionInFirstTurn(body) : body;
+}
+
+/** A system instruction that is terse's alone, moved to the front of the first user turn. */
 export function withInstructionInFirstTurn(body: Record<string, unknown>): Record<string, unknown> {
-  const key = systemKeyOf(body);
+  const key = systemKey(body);
   const system = body[key];
   const parts = isRecord(system) && Array.isArray(system.parts) ? system.parts : [];
   const ours = parts.length > 0 && parts.every((p) => isRecord(p) && isTerseText(p.text));

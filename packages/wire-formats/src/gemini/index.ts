@@ -1,6 +1,6 @@
 import type { Operation, WireFormatAdapter } from "../adapter.ts";
 import { isRecord, paramsOf, stringOf } from "../json.ts";
-import { closedRequestReason, withInstructionInFirstTurn } from "./closed-request.ts";
+import { asGeminiTakesIt } from "./closed-request.ts";
 import { JsonArrayStream } from "./json-array-stream.ts";
 import { geminiPairing } from "./pairing.ts";
 import { geminiRecall } from "./recall.ts";
@@ -96,14 +96,13 @@ export const gemini: WireFormatAdapter = {
     if (op.kind === "count_tokens") {
       path = `/${version}/models/${encodeURIComponent(model ?? "")}:countTokens`;
       const inner = body?.generateContentRequest;
-      if (body && isRecord(inner) && closedRequestReason(inner, model)) {
-        sent = { ...body, generateContentRequest: withInstructionInFirstTurn(inner) };
-      }
+      const taken = isRecord(inner) ? asGeminiTakesIt(inner, model) : inner;
+      if (body && taken !== inner) sent = { ...body, generateContentRequest: taken };
     }
     if (op.kind === "generate") {
       // The real API rejects unknown fields: model and stream are terse's, not Gemini's.
       const { model: _m, stream: _s, ...rest } = body ?? {};
-      sent = closedRequestReason(rest, model) ? withInstructionInFirstTurn(rest) : rest;
+      sent = asGeminiTakesIt(rest, model);
       // Asked for as SSE always; a native stream call that did not ask for SSE gets the
       // JSON array Gemini sends it, rebuilt from the events (json-array-stream.ts).
       if (stream) {

@@ -1,6 +1,7 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf, withField } from "../json.ts";
+import { isRecord, stringOf } from "../json.ts";
 import {
+  declaredTools,
   frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
@@ -8,6 +9,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  withToolLast,
 } from "../recall.ts";
 import { closedRequestReason } from "./closed-request.ts";
 import { geminiFormat } from "./request-view.ts";
@@ -110,8 +112,6 @@ function withPrior(meta: Json, prior: ReportedUsage): Json {
   };
 }
 
-const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
-
 /**
  * Not beside the caller's own terse_recall, nor beside a JSON response: Gemini refuses
  * function declarations there (400 "Function calling with a response mime type:
@@ -119,13 +119,13 @@ const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.too
  * session's turns), nor in a request that takes no tools at all (closed-request.ts).
  */
 const takesTool = (body: Json, model: string | undefined): boolean =>
-  !toolsOf(body).some(declares) && !geminiFormat.structuredOutput(body) && !closedRequestReason(body, model);
+  !declaredTools(body).some(declares) && !geminiFormat.structuredOutput(body) && !closedRequestReason(body, model);
 
 export const geminiRecall: RecallFormat = {
   takesTool,
 
   // A tool object of its own: the caller's declarations stay byte for byte as sent.
-  withTool: (body) => (takesTool(body, undefined) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
+  withTool: (body) => (takesTool(body, undefined) ? withToolLast(body, RECALL_TOOL) : body),
 
   calls: (answer) => partsOf(answer).filter(isRecallCall).map(callOf),
 

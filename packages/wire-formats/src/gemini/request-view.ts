@@ -17,7 +17,8 @@ import {
 // snake_case field names; whichever the caller used is kept.
 
 const contentsOf = (body: Record<string, unknown>): unknown[] => (Array.isArray(body.contents) ? body.contents : []);
-const systemKey = (body: Record<string, unknown>) =>
+/** Where the request keeps its system instruction: the REST API takes either spelling. */
+export const systemKey = (body: Record<string, unknown>) =>
   "system_instruction" in body ? "system_instruction" : "systemInstruction";
 
 function partsOf(system: unknown): unknown[] {

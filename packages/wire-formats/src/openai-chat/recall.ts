@@ -1,7 +1,8 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf, withField } from "../json.ts";
+import { isRecord, stringOf } from "../json.ts";
 import {
   addUsage,
+  declaredTools,
   frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
@@ -9,6 +10,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  withToolLast,
 } from "../recall.ts";
 
 // Recall in chat completions: terse_recall is one more `function` tool, its calls are
@@ -134,13 +136,12 @@ function choiceWithoutRecall(choice: Json): Json {
   return { ...choice, message: { ...rest, content: rest.content ?? "" }, finish_reason };
 }
 
-const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
-const takesTool = (body: Json): boolean => !records(toolsOf(body)).some(isRecall);
+const takesTool = (body: Json): boolean => !records(declaredTools(body)).some(isRecall);
 
 export const chatRecall: RecallFormat = {
   takesTool,
 
-  withTool: (body) => (takesTool(body) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
+  withTool: (body) => (takesTool(body) ? withToolLast(body, RECALL_TOOL) : body),
 
   calls: (answer) => records(messageOf(answer).tool_calls).filter(isRecall).map(recallCall),
 

@@ -1,5 +1,5 @@
 import type { ReportedUsage } from "../adapter.ts";
-import { isRecord, stringOf, withField } from "../json.ts";
+import { isRecord, stringOf } from "../json.ts";
 import {
   count,
   eventText,
@@ -14,6 +14,7 @@ import {
 } from "../openai-chat/recall.ts";
 import {
   addUsage,
+  declaredTools,
   frozenDeclaration,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
@@ -21,6 +22,7 @@ import {
   type RecallFormat,
   type RecallStream,
   recallToolParameters,
+  withToolLast,
 } from "../recall.ts";
 
 // Recall in the Responses API: terse_recall is one more `function` tool, a call is a
@@ -72,13 +74,12 @@ const outputText = (output: Json[]): string =>
     .map((part) => (part.type === "output_text" ? (stringOf(part.text) ?? "") : ""))
     .join("");
 
-const toolsOf = (body: Json): unknown[] => (Array.isArray(body.tools) ? body.tools : []);
-const takesTool = (body: Json): boolean => !records(toolsOf(body)).some((tool) => tool.name === RECALL_TOOL_NAME);
+const takesTool = (body: Json): boolean => !records(declaredTools(body)).some((tool) => tool.name === RECALL_TOOL_NAME);
 
 export const responsesRecall: RecallFormat = {
   takesTool,
 
-  withTool: (body) => (takesTool(body) ? withField(body, "tools", [...toolsOf(body), RECALL_TOOL]) : body),
+  withTool: (body) => (takesTool(body) ? withToolLast(body, RECALL_TOOL) : body),
 
   calls: (answer) =>
     records(answer.output)
