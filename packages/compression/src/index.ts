@@ -1,10 +1,10 @@
 import { type CompressionSettingsOfKey, compressionSettingsOf } from "@terse/keys/settings";
 import { ADAPTERS, commandOutputTexts, isRecord, type RequestFormat, type WireFormat } from "@terse/wire-formats";
-import { compressContext, forgetContextWork } from "./context/compress-context.ts";
-import { compressInputText, forgetInputTexts } from "./input-compression.ts";
+import { compressContext, contextWorkChars, forgetContextWork } from "./context/compress-context.ts";
+import { compressInputText, forgetInputTexts, inputTextChars } from "./input-compression.ts";
 import { type Intensity, instructionFor } from "./instructions.ts";
-import { detectIntensity, forgetSignals } from "./smart-detect.ts";
-import { forgetTokenCounts, sumTokens } from "./tokens.ts";
+import { detectIntensity, forgetSignals, signalTextChars } from "./smart-detect.ts";
+import { countedTextChars, forgetTokenCounts, sumTokens } from "./tokens.ts";
 
 export { pairingProblems } from "@terse/wire-formats";
 export { CONTEXT_LEVELS } from "./context/levels.ts";
@@ -60,6 +60,15 @@ export interface CompressionResult {
   input_tokens_after: number;
   /** With recall on: the original of every tool result cut, by the recall handle its markers name. */
   cuts?: Map<string, string>;
+}
+
+/**
+ * Characters the library's remembered work holds in this process (forms, session states
+ * and trails, token counts, input results, signals): each store is bounded by count and by
+ * characters, so this stays under 132 million whatever the traffic (the sum of their bounds). For a gauge.
+ */
+export function rememberedChars(): number {
+  return contextWorkChars() + countedTextChars() + inputTextChars() + signalTextChars();
 }
 
 /** Forgets the per-process memory (token counts, compressed results): for benchmarks that replay sessions cold. */

@@ -163,7 +163,12 @@ function dropRepeatedSentences(prose: string, seen: Set<string>): string {
  */
 const MEMO_ENTRIES = 2_000;
 const MEMO_MAX_CHARS = 64 * 1024;
-const memo = new TextLru<string>(MEMO_ENTRIES);
+/** Characters of the texts and results remembered in all. */
+const MEMO_CHARS = 16_000_000;
+const memo = new TextLru<string>(MEMO_ENTRIES, MEMO_CHARS, (result) => result.length);
+
+/** Characters of the texts and results remembered. */
+export const inputTextChars = (): number => memo.chars;
 
 /** Forgets the remembered results: benchmarks replay each session from a cold start. */
 export function forgetInputTexts(): void {

@@ -1,18 +1,49 @@
 /**
+ * What an entry holds in characters (its strings'): what bounds an Lru's memory beside
+ * its count. A count alone let a few large entries (a 1 MB log's compressed form, a
+ * session's remembered lines) or many mid-sized ones hold gigabytes in a long-running
+ * data plane.
+ */
+export type CharsOf<V, K> = (value: V, key: K) => number;
+const NO_CHARS = () => 0;
+
+/** An entry's value, when it was last moved to the end, and its characters. */
+interface Entry<V> {
+  value: V;
+  stamp: number;
+  chars: number;
+}
+
+/**
  * A least-recently-used map of bounded size, nearly: the per-process memory behind the
  * memoised steps, whose results depend only on their key, so callers still see pure
  * functions. Map keeps insertion order and the oldest entry goes first. A hit is moved
  * to the end only once it sits in the older half: moving it on every hit (a delete and
  * an insert) cost more than the lookup, on the hot path of every request, and left holes
  * the Map keeps compacting. A key used at least once per half of the limit never falls
- * out.
+ * out. Bounded by `limit` entries and by `maxChars` characters (charsOf); an entry of more
+ * than a quarter of `maxChars` is not kept at all (it would push out most of the rest).
  */
 export class Lru<V, K extends string | number = string> {
-  private readonly map = new Map<K, { value: V; stamp: number }>();
+  private readonly map = new Map<K, Entry<V>>();
   /** Counts insertions: an entry's stamp says how many came after it. */
   private clock = 0;
+  private held = 0;
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly maxChars = Number.POSITIVE_INFINITY,
+    private readonly charsOf: CharsOf<V, K> = NO_CHARS,
+  ) {}
+
+  /** Characters the entries hold (charsOf), never more than maxChars. */
+  get chars(): number {
+    return this.held;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
 
   get(key: K): V | undefined {
     const hit = this.map.get(key);
@@ -30,23 +61,56 @@ export class Lru<V, K extends string | number = string> {
   }
 
   set(key: K, value: V): void {
-    this.map.delete(key);
-    if (this.map.size >= this.limit) {
-      const oldest = this.map.keys().next().value;
-      if (oldest !== undefined) this.map.delete(oldest);
-    }
-    this.map.set(key, { value, stamp: ++this.clock });
+    this.take(key);
+    const chars = this.charsOf(value, key);
+    if (chars > this.maxChars / 4) return;
+    this.evictFor(chars, key);
+    if (this.map.size >= this.limit) this.evictOldest(key);
+    this.map.set(key, { value, stamp: ++this.clock, chars });
+    this.held += chars;
+  }
+
+  /**
+   * The value under `key` changed in place by `delta` characters (a TextLru bucket that took
+   * one more text): counted, and other entries, oldest first, evicted while over maxChars.
+   */
+  grew(key: K, delta: number): void {
+    const entry = this.map.get(key);
+    if (entry === undefined) return;
+    entry.chars += delta;
+    this.held += delta;
+    if (entry.chars > this.maxChars / 4) this.take(key);
+    else this.evictFor(0, key);
   }
 
   /** Removes and returns the entry: for values that are changed by whoever takes them. */
   take(key: K): V | undefined {
     const hit = this.map.get(key);
+    if (hit === undefined) return undefined;
     this.map.delete(key);
-    return hit?.value;
+    this.held -= hit.chars;
+    return hit.value;
   }
 
   clear(): void {
     this.map.clear();
+    this.held = 0;
+  }
+
+  /** Evicts the oldest entries other than `keep` until `chars` more fit. */
+  private evictFor(chars: number, keep: K): void {
+    while (this.held + chars > this.maxChars && this.evictOldest(keep));
+  }
+
+  /** Evicts the oldest entry other than `keep`; false when there is none. */
+  private evictOldest(keep: K): boolean {
+    for (const [key, entry] of this.map) {
+      if (key === keep) continue;
+      this.map.delete(key);
+      this.held -= entry.chars;
+      return true;
+    }
+    return false;
   }
 }
 
@@ -92,13 +156,23 @@ interface Bucket<V> {
 /**
  * An Lru by text, looked up by textKey and confirmed by comparing the text (a memcmp):
  * texts that share a key are kept side by side (up to TEXTS_PER_KEY, then in a map of the
- * key's own), and a value is never another text's. The limit counts keys.
+ * key's own), and a value is never another text's. `limit` counts keys; `maxChars` bounds
+ * the characters of the texts and of their values (`valueChars`) together.
  */
 export class TextLru<V> {
   private readonly lru: Lru<Bucket<V>, number>;
 
-  constructor(limit: number) {
-    this.lru = new Lru(limit);
+  constructor(
+    limit: number,
+    private readonly maxChars: number,
+    private readonly valueChars: (value: V) => number = NO_CHARS,
+  ) {
+    this.lru = new Lru(limit, maxChars, (bucket) => this.charsOfBucket(bucket));
+  }
+
+  /** Characters held: the texts' and their values'. */
+  get chars(): number {
+    return this.lru.chars;
   }
 
   get(text: string): V | undefined {
@@ -117,6 +191,16 @@ export class TextLru<V> {
       this.lru.set(key, { texts: [text], values: [value], byText: undefined });
       return;
     }
+    const before = this.charsOfBucket(bucket);
+    this.addTo(bucket, text, value);
+    this.lru.grew(key, this.charsOfBucket(bucket) - before);
+  }
+
+  clear(): void {
+    this.lru.clear();
+  }
+
+  private addTo(bucket: Bucket<V>, text: string, value: V): void {
     if (bucket.byText !== undefined) {
       bucket.byText.set(text, value);
       return;
@@ -127,7 +211,7 @@ export class TextLru<V> {
       return;
     }
     if (bucket.texts.length >= TEXTS_PER_KEY) {
-      const byText = new Lru<V, string>(TEXTS_PER_KEY_MAP);
+      const byText = new Lru<V, string>(TEXTS_PER_KEY_MAP, this.maxChars, (v, t) => t.length + this.valueChars(v));
       for (const [i, t] of bucket.texts.entries()) byText.set(t, bucket.values[i] as V);
       byText.set(text, value);
       bucket.byText = byText;
@@ -139,7 +223,11 @@ export class TextLru<V> {
     bucket.values.push(value);
   }
 
-  clear(): void {
-    this.lru.clear();
+  private charsOfBucket(bucket: Bucket<V>): number {
+    if (bucket.byText !== undefined) return bucket.byText.chars;
+    const { texts, values } = bucket;
+    let chars = 0;
+    for (let i = 0; i < texts.length; i++) chars += (texts[i] as string).length + this.valueChars(values[i] as V);
+    return chars;
   }
 }

@@ -36,7 +36,10 @@ const SIGNALS: [RegExp, string][] = [
  * on every request of a turn's tool loop, and the five expressions over a 2 KB prompt
  * cost some 3 µs. null: none.
  */
-const signals = new TextLru<string | null>(2_000);
+const signals = new TextLru<string | null>(2_000, 4_000_000);
+
+/** Characters of the texts whose signals are remembered. */
+export const signalTextChars = (): number => signals.chars;
 
 /** Forgets the remembered signals: benchmarks replay each session from a cold start. */
 export function forgetSignals(): void {

@@ -29,6 +29,8 @@ export const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** Texts remembered; an agent session of a few hundred turns fits many times over. */
 const CACHE_LIMIT = 20_000;
+/** Characters of the short texts remembered (each up to SELF_KEYED_CHARS): what bounds their memory. */
+const SHORT_TEXTS_CHARS = 8_000_000;
 /** Up to this length a text is confirmed by itself (compared on a hit, a memcmp). */
 const SELF_KEYED_CHARS = 1_024;
 /**
@@ -59,7 +61,7 @@ interface Counted {
 const TINY_CHARS = 24;
 const TINY_LIMIT = 10_000;
 const tinyCache = new Map<string, number>();
-const shortCache = new TextLru<number>(CACHE_LIMIT);
+const shortCache = new TextLru<number>(CACHE_LIMIT, SHORT_TEXTS_CHARS);
 const longCache = new Lru<Counted, number>(CACHE_LIMIT);
 /** Exact counts live apart, so measuring never evicts what the hot path remembers. */
 const exactCache = new Lru<number>(CACHE_LIMIT);
@@ -70,6 +72,9 @@ export function forgetTokenCounts(): void {
   shortCache.clear();
   longCache.clear();
 }
+
+/** Characters of the texts whose counts are remembered by text. */
+export const countedTextChars = (): number => shortCache.chars;
 
 /** Tokens of a long text, estimated from samples cut at spaces so no word is split. */
 function sampledTokens(text: string): number {

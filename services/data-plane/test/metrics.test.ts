@@ -1,6 +1,8 @@
+import { compressRequest, forgetRemembered, rememberedChars } from "@terse/compression";
 import { expect } from "chai";
 import { Counter, Histogram, Registry } from "prom-client";
 import { BoundCounter, BoundHistogram } from "../src/http/bound-metrics.ts";
+import { createProxyMetrics } from "../src/http/metrics.ts";
 
 const BUCKETS = [0.005, 0.01, 0.1, 1, 10];
 const OBSERVED: [string, string, number][] = [
@@ -50,5 +52,40 @@ describe("bound metrics: what a scrape shows", () => {
     registry.resetMetrics();
     hit.inc();
     expect(await registry.metrics()).to.include('t_hits_total{result="hit"} 1');
+  });
+});
+
+describe("the data plane's metrics", () => {
+  it("show what compression remembers between requests, read at each scrape", async () => {
+    forgetRemembered();
+    const metrics = createProxyMetrics({ defaultMetrics: false });
+    expect(await metrics.registry.metrics()).to.include("terse_compression_remembered_chars 0");
+    const result = `${"src/app/module.py: checked in 12 ms\n".repeat(2_000)}`;
+    compressRequest(
+      "openai",
+      {
+        model: "gpt-4o",
+        messages: [
+          { role: "user", content: "Run the checks." },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }],
+          },
+          { role: "tool", tool_call_id: "c1", content: result },
+        ],
+      },
+      {
+        intensity: "full",
+        auto_compress_input: false,
+        smart_detect_enabled: false,
+        context_compress: true,
+        context_compress_level: "standard",
+      },
+    );
+    const held = rememberedChars();
+    expect(held).to.be.above(result.length);
+    expect(await metrics.registry.metrics()).to.include(`terse_compression_remembered_chars ${held}`);
+    forgetRemembered();
   });
 });

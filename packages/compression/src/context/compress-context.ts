@@ -1,11 +1,20 @@
 import { holdsEncodedData, splitToolOutput, type ToolResultMapper } from "@terse/wire-formats";
 import { Lru } from "../lru.ts";
 import { countContentTokens } from "../tokens.ts";
-import { digest, forgetDigests, SeenContent } from "./dedupe.ts";
+import { digest, digestedChars, forgetDigests, SeenContent } from "./dedupe.ts";
 import { CONTEXT_LEVELS, type ContextLevel } from "./levels.ts";
 import { nameRecallHandles, recallHandleOf } from "./recall-handles.ts";
 import { shortenResult } from "./shorten.ts";
-import { forgetTrails, keepTrail, type Trail, trailFrom, trailResent, trailStartingWith } from "./trail.ts";
+import {
+  forgetTrails,
+  itemDone,
+  keepTrail,
+  type Trail,
+  trailChars,
+  trailFrom,
+  trailResent,
+  trailStartingWith,
+} from "./trail.ts";
 
 /**
  * Tier 1 context compression over the tool results of a request, in conversation order:
@@ -30,10 +39,16 @@ import { forgetTrails, keepTrail, type Trail, trailFrom, trailResent, trailStart
  * from that request's trail, so only what is new is hashed.
  */
 
-/** Compressed forms remembered (null: unchanged); a few hundred sessions' worth. */
-const outputs = new Lru<string | null>(20_000);
-/** States a next turn may continue from: one per live session is enough. */
-const states = new Lru<SeenContent>(64);
+/**
+ * Compressed forms remembered (null: unchanged); a few hundred sessions' worth, and at
+ * most OUTPUT_CHARS characters of keys and forms (a cut 1 MB log's form lists up to 64 KB
+ * of names: 20,000 of them would hold gigabytes).
+ */
+const OUTPUT_CHARS = 24_000_000;
+const outputs = new Lru<string | null>(20_000, OUTPUT_CHARS, (form, key) => key.length + (form?.length ?? 0));
+/** States a next turn may continue from: one per live session is enough; each holds what its session shows. */
+const STATE_CHARS = 32_000_000;
+const states = new Lru<SeenContent>(64, STATE_CHARS, (state) => state.chars);
 
 /** Forgets all remembered work: benchmarks start each replayed session cold, as a new process would. */
 export function forgetContextWork(): void {
@@ -41,6 +56,16 @@ export function forgetContextWork(): void {
   states.clear();
   forgetTrails();
   forgetDigests();
+}
+
+/** Characters the remembered work holds, by store: each bounded (OUTPUT_CHARS, STATE_CHARS, trail.ts, dedupe.ts). */
+export function contextWorkHeld(): { forms: number; states: number; trails: number; digests: number } {
+  return { forms: outputs.chars, states: states.chars, trails: trailChars(), digests: digestedChars() };
+}
+
+export function contextWorkChars(): number {
+  const held = contextWorkHeld();
+  return held.forms + held.states + held.trails + held.digests;
 }
 
 export interface ContextCompression {
@@ -84,9 +109,7 @@ export function compressContext(
     const out = walker.map(item, i, (text, ref, command) => results.transform(text, ref, command));
     next[i] = out;
     if (out !== item) saved += countContentTokens(item) - countContentTokens(out);
-    trail.outputs.push(out === item ? undefined : out);
-    trail.resultsAfter.push(trail.steps.length);
-    trail.savedAfter.push(saved);
+    itemDone(trail, item, out, saved);
   }
   trail.walker = walker;
   results.finish();
@@ -128,7 +151,6 @@ class ResultCompression {
     trail.texts.push(text);
     trail.refs.push(ref);
     trail.commands.push(command);
-    trail.chars += text.length;
     const previous = this.onTrail ? this.previous() : undefined;
     const known = previous?.steps[i];
     if (

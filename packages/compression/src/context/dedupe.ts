@@ -51,6 +51,9 @@ export function digest(text: string): string {
   return hash;
 }
 
+/** Characters of the texts whose digests are remembered. */
+export const digestedChars = (): number => rememberedChars;
+
 /** Forgets the remembered digests: benchmarks start each replayed session cold. */
 export function forgetDigests(): void {
   rememberedDigests.clear();
@@ -104,9 +107,12 @@ export class SeenContent {
    * already (span-index.ts).
    */
   readonly names = new Set<string>();
+  /** Characters of the texts remembered: what the lines and names held here are cut from (the memory it holds). */
+  chars = 0;
 
   /** Records the text as the agent now sees it under `ref` (the whole, each line, and its names). */
   remember(hash: string, visible: string, ref: string): void {
+    this.chars += visible.length;
     namesIn(visible, this.names);
     if (!this.results.has(hash)) this.results.set(hash, ref);
     for (const line of visible.split("\n")) {

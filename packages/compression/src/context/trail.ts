@@ -27,9 +27,10 @@ export interface Trail {
   /** The request's items as the caller sent them, and what each became (undefined: unchanged). */
   items: unknown[];
   outputs: unknown[];
-  /** After each item: how many results so far, and the tokens the changed items saved so far. */
+  /** After each item: how many results so far, the tokens the changed items saved so far, and the characters of its texts so far. */
   resultsAfter: number[];
   savedAfter: number[];
+  charsAfter: number[];
   /** The walker after the last item: where a request that resends them all goes on from. */
   walker: ItemWalker | undefined;
   /** Its results in order, as sent (text, ref, command) and as compressed. */
@@ -37,7 +38,10 @@ export interface Trail {
   refs: string[];
   commands: (string | undefined)[];
   steps: Step[];
-  /** Characters of its results' texts: what bounds the memory of trails. */
+  /**
+   * Characters of the texts its items hold (results, messages, tools; charsOfJson): what
+   * bounds the memory of trails, whatever part of a request is large.
+   */
   chars: number;
 }
 
@@ -48,6 +52,13 @@ const TRAIL_CHARS = 32_000_000;
 
 export function forgetTrails(): void {
   trails.length = 0;
+}
+
+/** Characters of the results the remembered trails hold. */
+export function trailChars(): number {
+  let chars = 0;
+  for (const trail of trails) chars += trail.chars;
+  return chars;
 }
 
 /**
@@ -92,6 +103,7 @@ export function trailFrom(mode: string, items: readonly unknown[], previous: Tra
       outputs: [],
       resultsAfter: [],
       savedAfter: [],
+      charsAfter: [],
       walker: undefined,
       texts: [],
       refs: [],
@@ -102,21 +114,43 @@ export function trailFrom(mode: string, items: readonly unknown[], previous: Tra
   }
   const results = previous.resultsAfter[shared - 1] ?? 0;
   const texts = previous.texts.slice(0, results);
-  let chars = 0;
-  for (const text of texts) chars += text.length;
   return {
     mode,
     items: items.slice(),
     outputs: previous.outputs.slice(0, shared),
     resultsAfter: previous.resultsAfter.slice(0, shared),
     savedAfter: previous.savedAfter.slice(0, shared),
+    charsAfter: previous.charsAfter.slice(0, shared),
     walker: undefined,
     texts,
     refs: previous.refs.slice(0, results),
     commands: previous.commands.slice(0, results),
     steps: previous.steps.slice(0, results),
-    chars,
+    chars: previous.charsAfter[shared - 1] ?? 0,
   };
+}
+
+/** Records one more item of the trail's request (after its results are pushed): the counts after it. */
+export function itemDone(trail: Trail, item: unknown, output: unknown, saved: number): void {
+  trail.outputs.push(output === item ? undefined : output);
+  trail.resultsAfter.push(trail.steps.length);
+  trail.savedAfter.push(saved);
+  trail.chars += charsOfJson(item);
+  trail.charsAfter.push(trail.chars);
+}
+
+/** Characters of the strings in a parsed JSON value, keys included. */
+function charsOfJson(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (typeof value !== "object" || value === null) return 0;
+  let chars = 0;
+  if (Array.isArray(value)) {
+    for (const v of value) chars += charsOfJson(v);
+    return chars;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) chars += key.length + charsOfJson(record[key]);
+  return chars;
 }
 
 /** Remembers `trail` as its session's newest, in place of `replaced`; the oldest go past the bounds. */

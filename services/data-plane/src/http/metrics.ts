@@ -1,3 +1,4 @@
+import { rememberedChars } from "@terse/compression";
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { BoundCounter, BoundHistogram } from "./bound-metrics.ts";
 
@@ -62,6 +63,14 @@ export function createProxyMetrics(options: { defaultMetrics: boolean }): ProxyM
     ["result"],
     registry,
   );
+  new Gauge({
+    name: "terse_compression_remembered_chars",
+    help: "Characters compression remembers between requests in this process (forms, session states and trails, counts); bounded, 132 million at most",
+    registers: [registry],
+    collect() {
+      this.set(rememberedChars());
+    },
+  });
   const upstreamTtfb = new BoundHistogram(
     "terse_upstream_time_to_first_byte_seconds",
     "Time from sending the request upstream to the response head",
