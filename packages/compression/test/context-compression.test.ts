@@ -197,6 +197,33 @@ describe("context compression", () => {
     );
   });
 
+  it("leaves what a person typed in a tool's result as typed: a denial's reason, answers, feedback after the output so far", () => {
+    // The person pastes lines an earlier result showed, and writes more than any level's threshold.
+    const earlier = log(60);
+    const typed = `${earlier.split("\n").slice(10, 30).join("\n")}\n${"Please keep the old cache, it is still read by the export job. ".repeat(30)}`;
+    const claudeDenial = `The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n${typed}`;
+    const answers = `User has answered your questions: "Which cache should stay?"="${typed}". You can now continue with the user's answers in mind.`;
+    const clineDenial = `[execute_command for 'rm -rf cache'] Result:\nThe user denied this operation and provided the following feedback:\n<feedback>\n${typed}\n</feedback>`;
+    for (const level of ["standard", "aggressive"] as const) {
+      const results = [earlier, claudeDenial, answers, clineDenial, claudeDenial];
+      const out = compressRequest("anthropic", anthropicSession(results), contextSettings(level));
+      // Neither cut, nor made a reference to the earlier lines, nor the second denial to the first.
+      for (const i of [1, 2, 3, 4]) expect(resultText(out.body, i), `${level} ${i}`).to.equal(results[i]);
+    }
+    // A command the person answered while it ran: its output so far is output, their feedback is not.
+    const running = `[execute_command for 'npm test'] Result:\nCommand executed.\nOutput:\n${variedLog(400)}`;
+    const feedback = `\n\nThe user provided the following feedback:\n<feedback>\n${typed}\n</feedback>`;
+    const out = compressRequest(
+      "anthropic",
+      anthropicSession([earlier, running + feedback]),
+      contextSettings("standard"),
+    );
+    const text = resultText(out.body, 1);
+    expect(text).to.match(/\[terse: \d+ lines/);
+    expect(text.length).to.be.lessThan((running + feedback).length / 2);
+    expect(text.endsWith(feedback)).to.equal(true);
+  });
+
   it("keeps a tool's report as sent where the output goes on to repeat lines an earlier result shows", () => {
     // The report's lines are the earlier report's too (all but the chunk id): a run of known
     // lines that starts in the report would fold it into the reference.

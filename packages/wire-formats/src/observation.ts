@@ -1,3 +1,4 @@
+import { personsWordsFrom } from "./persons-words.ts";
 import { commandOf } from "./tool-command.ts";
 
 // Agents without native tool calls (mini-swe-agent, SWE-agent's text modes, Aider) send a
@@ -255,25 +256,16 @@ function xmlToolResult(text: string): Observation | undefined {
   return xmlToolOutput(text, start, end, tool);
 }
 
-// What the person said in place of a tool's output, or after it, in Cline's, Roo Code's and
-// Kilo Code's XML protocol (their formatResponse): a denied call's result is the person's
-// feedback, under the heading of a command that never ran; a command still running when
-// the person answered has the output so far, then the feedback. None of it is output.
-/** A result that is the person's words: a denial, with or without feedback, or an approval with words of their own. */
-const PERSON_SAID =
-  /^The user (?:denied this operation\.|(?:denied this operation and provided the following feedback|approved this operation and provided the following context|provided the following feedback):\n<feedback>\n)/;
-/** Where the person's feedback follows the output so far of a command still running. */
-const FEEDBACK_AFTER_OUTPUT = "\n\nThe user provided the following feedback:\n<feedback>\n";
-
 /**
  * The output of an XML-protocol tool's result, text[start, end), as an observation: none
- * where the result is the person's words, and only up to their feedback where it follows
- * the output (the first such line: what follows may be typed, and typed text is never cut).
+ * where the result is the person's words (a denied call's feedback, under the heading of a
+ * command that never ran), and only up to their words where they follow the output
+ * (persons-words.ts).
  */
 function xmlToolOutput(text: string, start: number, end: number, tool: string | undefined): Observation | undefined {
-  if (PERSON_SAID.test(text.slice(start, start + 160))) return undefined;
-  const feedback = text.indexOf(FEEDBACK_AFTER_OUTPUT, start);
-  return split(text, start, feedback >= 0 && feedback < end ? feedback : end, true, undefined, tool, false, true);
+  const words = personsWordsFrom(text, start);
+  if (words === start) return undefined;
+  return split(text, start, words >= 0 && words < end ? words : end, true, undefined, tool, false, true);
 }
 
 /** SWE-agent 0.x and its 0.7 configs: the output, then the shell's state (and, for CTFs, its interactive session) and prompt. */

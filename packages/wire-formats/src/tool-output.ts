@@ -1,4 +1,5 @@
 import { endOfText } from "./observation.ts";
+import { personsWordsFrom } from "./persons-words.ts";
 
 // The output inside a tool result. Agents report a command's run in a few lines before
 // its output: Codex CLI (as packages/agent-clis sees it against the fake provider),
@@ -73,8 +74,25 @@ export interface ToolOutput {
   trailer: string;
 }
 
-/** A tool result split into its report, output and trailer; undefined when it has neither report nor trailer. */
+/**
+ * A tool result split into its report, output and trailer; undefined when it has neither
+ * report nor trailer. What a person typed in the output's place, or after it, is part of
+ * the trailer (persons-words.ts): kept as sent, as the agent's own lines are.
+ */
 export function splitToolOutput(text: string): ToolOutput | undefined {
+  const parts = agentParts(text);
+  const output = parts?.output ?? text;
+  const words = personsWordsFrom(output);
+  if (words < 0) return parts;
+  return {
+    report: parts?.report ?? "",
+    output: output.slice(0, words),
+    trailer: output.slice(words) + (parts?.trailer ?? ""),
+  };
+}
+
+/** The report and trailer an agent put around the output; undefined when there are none. */
+function agentParts(text: string): ToolOutput | undefined {
   if (text.startsWith(UNTRUSTED_OPEN)) return inEnvelope(text);
   const shell = geminiShell(text);
   if (shell !== undefined) return shell;

@@ -153,4 +153,23 @@ describe("a tool's report before its output and an agent's trailer after it", ()
     );
     for (const text of texts) expect(splitToolOutput(text), JSON.stringify(text)).to.equal(undefined);
   });
+
+  it("holds what a person typed in the output's place, or after it, in the trailer: kept as sent", () => {
+    const denial =
+      "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\nkeep it";
+    expect(splitToolOutput(denial)).to.deep.equal({ report: "", output: "", trailer: denial });
+    const answers = 'User has answered your questions: "Which?"="the old one". You can now continue.';
+    expect(splitToolOutput(answers)).to.deep.equal({ report: "", output: "", trailer: answers });
+    const heading = "[execute_command for 'rm -rf cache'] Result:\n";
+    const cline =
+      "The user denied this operation and provided the following feedback:\n<feedback>\nnot yet\n</feedback>";
+    expect(splitToolOutput(heading + cline)).to.deep.equal({ report: heading, output: "", trailer: cline });
+    const report = "[execute_command for 'npm test'] Result:\nCommand executed.\nOutput:\n";
+    const feedback = "\n\nThe user provided the following feedback:\n<feedback>\nstop, it hangs\n</feedback>";
+    expect(splitToolOutput(report + OUTPUT + feedback)).to.deep.equal({ report, output: OUTPUT, trailer: feedback });
+    expect(splitToolOutput(OUTPUT + feedback)).to.deep.equal({ report: "", output: OUTPUT, trailer: feedback });
+    // Only at the start, or the feedback heading after an output: a command's output that quotes them is output.
+    const quoted = `grep -r denied logs/\n${cline}`;
+    expect(splitToolOutput(quoted)).to.equal(undefined);
+  });
 });

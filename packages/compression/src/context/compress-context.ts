@@ -208,8 +208,9 @@ class ResultCompression {
 /**
  * A new tool result as compression reads it: its output, the report of the run a tool
  * puts before it (Codex CLI's, with a new chunk id each run) and what an agent puts after
- * it (OpenHands' exit code and directory, Claude Code's reminders; wire-formats'
- * tool-output.ts), both kept as sent ("" where there is none). Repeats are found, runs of
+ * it (OpenHands' exit code and directory, Claude Code's reminders, and what a person typed
+ * in the output's place or after it; wire-formats' tool-output.ts), both kept as sent (""
+ * where there is none). Repeats are found, runs of
  * known lines replaced and the rest shortened in the output alone, so neither hides a
  * repeat nor is folded into a run of lines, and a view's lines are numbered from the
  * output's first.
@@ -242,7 +243,8 @@ function compressOne(
   recall: boolean,
 ): string {
   let next = r.text;
-  if (r.text.length >= limits.touchAbove) {
+  // A result with no output (all of it the agent's lines or a person's words) is kept as sent, and is no repeat of another.
+  if (r.text.length >= limits.touchAbove && r.output.length > 0) {
     const earlier = seen.earlierCopy(r.outputHash);
     let output = r.output;
     if (earlier !== undefined)
