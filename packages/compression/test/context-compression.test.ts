@@ -100,6 +100,30 @@ describe("context compression", () => {
     expect(parsed.items[kept + 1]).to.match(/^\[terse: the omitted part mentions: item-8 item-9 /);
   });
 
+  it("keeps an array's last few items where they are shorter than the marker that would say they went", () => {
+    const kept = CONTEXT_LEVELS.standard.jsonArrayItems;
+    const dump = (tail: unknown[]) =>
+      JSON.stringify(
+        {
+          // Long enough that the result is shortened: its `items` are cut whatever `ids` holds.
+          items: Array.from({ length: 50 }, (_, i) => ({ id: i, body: `text ${i} `.repeat(60) })),
+          ids: [...Array.from({ length: kept }, (_, i) => i), ...tail],
+        },
+        null,
+        2,
+      );
+    const idsOf = (tail: unknown[]) =>
+      (
+        JSON.parse(
+          resultText(compressRequest("anthropic", anthropicSession([dump(tail)]), contextSettings("standard")).body, 0),
+        ) as { ids: unknown[] }
+      ).ids;
+    expect(idsOf([41])).to.deep.equal([...Array.from({ length: kept }, (_, i) => i), 41]);
+    expect(idsOf([41, 42, 43])).to.have.length(kept + 3);
+    const long = "a".repeat(40);
+    expect(idsOf([long]).at(-1)).to.equal("[terse: 1 more items omitted]");
+  });
+
   it("keeps a JSON result's values as the tool wrote them: ids past 2^53, `__proto__`, integer keys in their order", () => {
     // Snowflake ids: as doubles, neighbours collapse into one wrong number.
     const ids = Array.from({ length: 60 }, (_, i) => `11729438273492834${String(i).padStart(2, "0")}`);

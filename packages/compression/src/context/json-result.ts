@@ -58,17 +58,29 @@ function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknow
     return index ? `${cut}\n${index}` : cut;
   }
   if (Array.isArray(value)) {
+    const more = value.length - limits.jsonArrayItems;
+    const marker = `[terse: ${more} more items omitted]`;
+    if (more <= 0 || costsNoMore(value, more, marker)) return value.map((v) => shortenValue(v, limits, pass));
     const kept = value.slice(0, limits.jsonArrayItems).map((v) => shortenValue(v, limits, pass));
-    const more = value.length - kept.length;
-    if (more === 0) return kept;
     const index = spendIndex(pass);
-    return [...kept, `[terse: ${more} more items omitted]`, ...(index ? [index] : [])];
+    return [...kept, marker, ...(index ? [index] : [])];
   }
   if (typeof value === "object" && value !== null) {
     // fromEntries defines each key, where assigning `out["__proto__"]` would set the prototype and lose the key.
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortenValue(v, limits, pass)]));
   }
   return value;
+}
+
+/** Items past which the last few are not weighed against their marker: they cost more than it. */
+const FEW_ITEMS = 3;
+
+/** Whether the array's last `more` items, written out, are no longer than the marker that would say they went. */
+function costsNoMore(value: unknown[], more: number, marker: string): boolean {
+  if (more > FEW_ITEMS) return false;
+  let chars = 0;
+  for (let i = value.length - more; i < value.length; i++) chars += (JSON.stringify(value[i])?.length ?? 4) + 1;
+  return chars <= marker.length + 2;
 }
 
 /** The indentation the text was written with ("" for compact JSON). */
