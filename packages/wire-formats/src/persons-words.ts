@@ -10,6 +10,9 @@
 // - Claude Code: a rejected call ("The user doesn't want to proceed with this tool use. ..",
 //   with what the user said after "the user said:"), and the answers to its AskUserQuestion
 //   tool ("User has answered your questions: ..").
+// - Gemini CLI: a write or an edit the person changed before approving it, after the line
+//   that says it was done ("User modified the `content` to be: .." / "the `new_string`
+//   content"): the text they wrote.
 
 /** A result that is the person's words from its first character. */
 const WHOLE =
@@ -18,6 +21,8 @@ const WHOLE =
 const WHOLE_READS = 160;
 /** Where the person's feedback follows the output so far of a command still running (Cline). */
 const AFTER_OUTPUT = "\n\nThe user provided the following feedback:\n<feedback>\n";
+/** Where the text the person wrote in place of the model's follows the report of a write or an edit (Gemini CLI). */
+const MODIFIED = " User modified the `";
 
 /**
  * Where the person's words start in a tool's output read from `from`: `from` where all
@@ -26,5 +31,8 @@ const AFTER_OUTPUT = "\n\nThe user provided the following feedback:\n<feedback>\
  */
 export function personsWordsFrom(text: string, from = 0): number {
   if (WHOLE.test(text.slice(from, from + WHOLE_READS))) return from;
-  return text.indexOf(AFTER_OUTPUT, from);
+  const feedback = text.indexOf(AFTER_OUTPUT, from);
+  if (feedback >= 0) return feedback;
+  const modified = text.indexOf(MODIFIED, from);
+  return modified >= 0 && text.startsWith("Successfully ", from) ? modified : -1;
 }

@@ -168,6 +168,11 @@ describe("a tool's report before its output and an agent's trailer after it", ()
     const feedback = "\n\nThe user provided the following feedback:\n<feedback>\nstop, it hangs\n</feedback>";
     expect(splitToolOutput(report + OUTPUT + feedback)).to.deep.equal({ report, output: OUTPUT, trailer: feedback });
     expect(splitToolOutput(OUTPUT + feedback)).to.deep.equal({ report: "", output: OUTPUT, trailer: feedback });
+    // Gemini CLI: the text the person wrote in the model's place, after the line that says the write was done.
+    const done = "Successfully created and wrote to new file: /ws/app.ts.";
+    const modified = " User modified the `content` to be: export const answer = 42;\n";
+    expect(splitToolOutput(done + modified)).to.deep.equal({ report: "", output: done, trailer: modified });
+    expect(splitToolOutput(`cat notes.txt\n${modified}`)).to.equal(undefined);
     // Only at the start, or the feedback heading after an output: a command's output that quotes them is output.
     const quoted = `grep -r denied logs/\n${cline}`;
     expect(splitToolOutput(quoted)).to.equal(undefined);
