@@ -324,7 +324,7 @@ function timeNotes(gs: Group[]): string[] {
   const real = gs.filter((g) => !isGenerated(g));
   const generated = gs.filter((g) => g.name === "generated");
   return [
-    "Time. Per 100 KB, in this run (timed after the replays, in the one process; the figures of growth.ts below are",
+    "Time. Per 100 KB, in this run (timed after the replays, each group in a process of its own; the figures of growth.ts below are",
     "of an earlier head):",
     `- on the real sessions, ${per100kOf(real)};`,
     `- on the generated ones of 100 KB-1 MB results, ${per100kOf(generated)};`,
@@ -429,36 +429,57 @@ function naiveTable(groups: Group[]): string[] {
   return lines;
 }
 
+/** The report's groups of sessions, made from the corpus (`all`), those `--only` keeps. */
+function groupsOf(all: Session[]): Omit<Group, "results">[] {
+  const mini = all.filter((s) => s.source === "mini-swe-agent").filter((_, i) => !quick || i % 10 === 0);
+  const openHands = all.filter((s) => s.source === "openhands-example");
+  // Cline's XML protocol, rebuilt from a fifth of the mini-swe-agent sessions (every fifth).
+  const miniFifth = mini.filter((_, i) => i % 5 === 0);
+  return [
+    ...FOLDERS.filter((f) => f !== "mini-swe-agent").map((f) => ({
+      name: f,
+      sessions: all.filter((s) => s.source === f),
+    })),
+    { name: "swe-agent-trajectories, text protocol", ...loadSweTextProtocol() },
+    { name: "openhands-example, text protocol", sessions: openHands.map(asOpenHandsText), toolForms: openHands },
+    { name: "mini-swe-agent", sessions: mini },
+    { name: "mini-swe-agent, text protocol", sessions: mini.map(asTextProtocol), toolForms: mini },
+    { name: CLINE_GROUP, sessions: miniFifth.map(asClineXml), toolForms: miniFifth },
+    ...(quick
+      ? []
+      : [
+          { name: "generated", sessions: generateLargeSessions(all) },
+          { name: MID_GROUP, sessions: generateLargeSessions(all, MID) },
+        ]),
+  ].filter((g) => only === undefined || g.name.includes(only));
+}
+
+const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+
+// Time is measured group by group in a process of its own (`--time <group> --emit file`),
+// which holds that group's sessions and nothing else, as the data plane holds a few
+// sessions' requests: in the process that replayed everything, the corpus and the results
+// (hundreds of MB) made every collection and allocation slower, and that was timed as
+// compression (p50 per 100 KB 0.22-0.41 ms on the 10-100 KB band there, 0.10-0.16 in a
+// process of its own, the same day).
+type Timing = Pick<Replay, "times" | "timesPer100k" | "cpuPer100k">;
+const timeOnly = option("--time");
+if (timeOnly !== undefined) {
+  const sessions = groupsOf(loadSessions()).find((g) => g.name === timeOnly)?.sessions ?? [];
+  const out: Record<string, Timing[]> = {};
+  for (const provider of PROVIDERS)
+    for (const level of LEVELS) out[`${provider}/${level}`] = sessions.map((s) => timeSession(provider, s, level));
+  writeFileSync(option("--emit") as string, JSON.stringify(out));
+  process.exit(0);
+}
+
 const t0 = Date.now();
 const all = loadSessions();
-const mini = all.filter((s) => s.source === "mini-swe-agent").filter((_, i) => !quick || i % 10 === 0);
-const openHands = all.filter((s) => s.source === "openhands-example");
-// Cline's XML protocol, rebuilt from a fifth of the mini-swe-agent sessions (every fifth).
-const miniFifth = mini.filter((_, i) => i % 5 === 0);
-const groups: Group[] = [
-  ...FOLDERS.filter((f) => f !== "mini-swe-agent").map((f) => ({
-    name: f,
-    sessions: all.filter((s) => s.source === f),
-  })),
-  { name: "swe-agent-trajectories, text protocol", ...loadSweTextProtocol() },
-  { name: "openhands-example, text protocol", sessions: openHands.map(asOpenHandsText), toolForms: openHands },
-  { name: "mini-swe-agent", sessions: mini },
-  { name: "mini-swe-agent, text protocol", sessions: mini.map(asTextProtocol), toolForms: mini },
-  { name: CLINE_GROUP, sessions: miniFifth.map(asClineXml), toolForms: miniFifth },
-  ...(quick
-    ? []
-    : [
-        { name: "generated", sessions: generateLargeSessions(all) },
-        { name: MID_GROUP, sessions: generateLargeSessions(all, MID) },
-      ]),
-]
-  .filter((g) => only === undefined || g.name.includes(only))
-  .map((g) => ({ ...g, results: new Map<string, Replay[]>() }));
+const groups: Group[] = groupsOf(all).map((g) => ({ ...g, results: new Map<string, Replay[]>() }));
 
 // `--jobs n` replays in n processes (each every n-th session of every group, `--part k/n
 // --emit file`) and merges their results in session order: the replay is CPU-bound and
 // single-threaded, so on a machine of n cores it takes about 1/n of the time.
-const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 const jobs = Number(option("--jobs") ?? 1);
 const [part, parts] = (option("--part") ?? "0/1").split("/").map(Number) as [number, number];
 const inPart = <T>(xs: T[]) => xs.filter((_, i) => i % parts === part);
@@ -509,28 +530,42 @@ if (emit) {
   process.exit(0);
 }
 
-// Time is measured after every replay is done, in this one process: with the jobs'
-// processes gone nothing else of the benchmark competes for a core or a collection.
-type Timing = Pick<Replay, "times" | "timesPer100k" | "cpuPer100k">;
+// Time is measured after every replay is done, one group at a time (`--time` above): with the
+// jobs' processes gone nothing else of the benchmark competes for a core.
 const timingsFile = rendered
   ? join(rendered, "times.json")
   : option("--keep") && join(option("--keep") as string, "times.json");
 const timings: Record<string, Record<string, Timing[]>> = rendered
   ? JSON.parse(readFileSync(timingsFile as string, "utf8"))
-  : Object.fromEntries(groups.map((g) => [g.name, timeGroup(g)]));
+  : Object.fromEntries(await sequentially(groups.map((g) => async () => [g.name, await timeGroup(g)] as const)));
 if (timingsFile && !rendered) writeFileSync(timingsFile, JSON.stringify(timings));
 for (const g of groups)
   for (const [key, rs] of g.results) for (const [i, r] of rs.entries()) Object.assign(r, timings[g.name]?.[key]?.[i]);
 
-function timeGroup(g: Group): Record<string, Timing[]> {
-  const out: Record<string, Timing[]> = {};
-  for (const key of g.results.keys()) {
-    const [provider, level] = key.split("/") as [Provider, keyof typeof CONTEXT_LEVELS | "naive"];
-    if (level === "naive") continue;
-    const t0 = Date.now();
-    out[key] = g.sessions.map((s) => timeSession(provider, s, level));
-    console.error(`${g.name} ${key}: timed in ${Date.now() - t0} ms`);
-  }
+/** The group's timings, from a process of its own. */
+async function timeGroup(g: Group): Promise<Record<string, Timing[]>> {
+  const dir = mkdtempSync(join(tmpdir(), "terse-bench-time-"));
+  const file = join(dir, "times.json");
+  const passOn = argv.filter((a, i) => ["--quick", "--format"].includes(a) || argv[i - 1] === "--format");
+  const started = Date.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, process.argv[1] as string, ...passOn, "--time", g.name, "--emit", file],
+      { stdio: ["ignore", "ignore", "inherit"] },
+    );
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`timing ${g.name} exited with ${code}`))));
+  });
+  const out = JSON.parse(readFileSync(file, "utf8")) as Record<string, Timing[]>;
+  rmSync(dir, { recursive: true });
+  console.error(`${g.name}: timed in ${Date.now() - started} ms`);
+  return out;
+}
+
+/** Runs the tasks one after the other: their results, in order. */
+async function sequentially<T>(tasks: (() => Promise<T>)[]): Promise<T[]> {
+  const out: T[] = [];
+  for (const task of tasks) out.push(await task());
   return out;
 }
 // A report rendered from kept results says how long their run took and how loaded the machine was then.
