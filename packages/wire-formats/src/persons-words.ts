@@ -33,6 +33,6 @@ export function personsWordsFrom(text: string, from = 0): number {
   if (WHOLE.test(text.slice(from, from + WHOLE_READS))) return from;
   const feedback = text.indexOf(AFTER_OUTPUT, from);
   if (feedback >= 0) return feedback;
-  const modified = text.indexOf(MODIFIED, from);
-  return modified >= 0 && text.startsWith("Successfully ", from) ? modified : -1;
+  // Only a write's or an edit's report is read for it: no other output is searched twice.
+  return text.startsWith("Successfully ", from) ? text.indexOf(MODIFIED, from) : -1;
 }

@@ -144,7 +144,8 @@ function inEnvelope(text: string): ToolOutput | undefined {
   const close = endOfText(text) - UNTRUSTED_CLOSE.length;
   if (close < UNTRUSTED_OPEN.length - 1 || !text.startsWith(UNTRUSTED_CLOSE, close)) return undefined;
   const inner = text.slice(UNTRUSTED_OPEN.length, close);
-  const parts = splitToolOutput(inner) ?? { report: "", output: inner, trailer: "" };
+  // The person's words inside are split off by splitToolOutput, once, from the output found here.
+  const parts = agentParts(inner) ?? { report: "", output: inner, trailer: "" };
   return {
     report: UNTRUSTED_OPEN + parts.report,
     output: parts.output,

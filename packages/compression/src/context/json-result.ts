@@ -59,11 +59,10 @@ function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknow
   }
   if (Array.isArray(value)) {
     const more = value.length - limits.jsonArrayItems;
-    const marker = `[terse: ${more} more items omitted]`;
-    if (more <= 0 || costsNoMore(value, more, marker)) return value.map((v) => shortenValue(v, limits, pass));
+    if (more <= 0 || costsNoMore(value, more)) return value.map((v) => shortenValue(v, limits, pass));
     const kept = value.slice(0, limits.jsonArrayItems).map((v) => shortenValue(v, limits, pass));
     const index = spendIndex(pass);
-    return [...kept, marker, ...(index ? [index] : [])];
+    return [...kept, omittedItems(more), ...(index ? [index] : [])];
   }
   if (typeof value === "object" && value !== null) {
     // fromEntries defines each key, where assigning `out["__proto__"]` would set the prototype and lose the key.
@@ -72,15 +71,18 @@ function shortenValue(value: unknown, limits: ContextLimits, pass: Pass): unknow
   return value;
 }
 
+/** The marker in place of an array's last `more` items. */
+const omittedItems = (more: number): string => `[terse: ${more} more items omitted]`;
+
 /** Items past which the last few are not weighed against their marker: they cost more than it. */
 const FEW_ITEMS = 3;
 
 /** Whether the array's last `more` items, written out, are no longer than the marker that would say they went. */
-function costsNoMore(value: unknown[], more: number, marker: string): boolean {
+function costsNoMore(value: unknown[], more: number): boolean {
   if (more > FEW_ITEMS) return false;
   let chars = 0;
   for (let i = value.length - more; i < value.length; i++) chars += (JSON.stringify(value[i])?.length ?? 4) + 1;
-  return chars <= marker.length + 2;
+  return chars <= omittedItems(more).length + 2;
 }
 
 /** The indentation the text was written with ("" for compact JSON). */

@@ -30,6 +30,10 @@ export interface Trail {
   /** After each item: how many results so far, the tokens the changed items saved so far, and the characters of its texts so far. */
   resultsAfter: number[];
   savedAfter: number[];
+  /**
+   * The characters of the texts the items hold (results, messages, tools; charsOfJson): the
+   * last is what bounds the memory of trails (sizeOf), whatever part of a request is large.
+   */
   charsAfter: number[];
   /** The walker after the last item: where a request that resends them all goes on from. */
   walker: ItemWalker | undefined;
@@ -38,12 +42,10 @@ export interface Trail {
   refs: string[];
   commands: (string | undefined)[];
   steps: Step[];
-  /**
-   * Characters of the texts its items hold (results, messages, tools; charsOfJson): what
-   * bounds the memory of trails, whatever part of a request is large.
-   */
-  chars: number;
 }
+
+/** Characters of the texts the trail's items hold. */
+const sizeOf = (trail: Trail): number => trail.charsAfter.at(-1) ?? 0;
 
 /** The trails of the sessions seen last, newest first; bounded by count and by the characters their results hold. */
 const trails: Trail[] = [];
@@ -57,7 +59,7 @@ export function forgetTrails(): void {
 /** Characters of the results the remembered trails hold. */
 export function trailChars(): number {
   let chars = 0;
-  for (const trail of trails) chars += trail.chars;
+  for (const trail of trails) chars += sizeOf(trail);
   return chars;
 }
 
@@ -109,7 +111,6 @@ export function trailFrom(mode: string, items: readonly unknown[], previous: Tra
       refs: [],
       commands: [],
       steps: [],
-      chars: 0,
     };
   }
   const results = previous.resultsAfter[shared - 1] ?? 0;
@@ -126,7 +127,6 @@ export function trailFrom(mode: string, items: readonly unknown[], previous: Tra
     refs: previous.refs.slice(0, results),
     commands: previous.commands.slice(0, results),
     steps: previous.steps.slice(0, results),
-    chars: previous.charsAfter[shared - 1] ?? 0,
   };
 }
 
@@ -135,8 +135,7 @@ export function itemDone(trail: Trail, item: unknown, output: unknown, saved: nu
   trail.outputs.push(output === item ? undefined : output);
   trail.resultsAfter.push(trail.steps.length);
   trail.savedAfter.push(saved);
-  trail.chars += charsOfJson(item);
-  trail.charsAfter.push(trail.chars);
+  trail.charsAfter.push(sizeOf(trail) + charsOfJson(item));
 }
 
 /** Characters of the strings in a parsed JSON value, keys included. */
@@ -160,7 +159,7 @@ export function keepTrail(trail: Trail, replaced: Trail | undefined): void {
   trails.unshift(trail);
   let chars = 0;
   for (let i = 0; i < trails.length; i++) {
-    chars += (trails[i] as Trail).chars;
+    chars += sizeOf(trails[i] as Trail);
     if (i >= TRAILS || chars > TRAIL_CHARS) {
       trails.length = i;
       break;
